@@ -1,0 +1,54 @@
+#pragma once
+// f32 GEMM: C[M x N] = alpha * A[M x K] * op(B) (+ bias[j]) (+ beta * C), row-major.
+// op(B) = B [K x N] (Trans::none) or B^T with B stored [N x K] (Trans::transpose: x*W^T with
+// PyTorch-layout weights, Q*K^T). Leading dimensions are in elements.
+//
+// Register-blocked: A and B are packed into MR-row / NR-column panels in caller scratch and an
+// MR x NR micro-kernel of FMAs runs over them (lib/src/kernels/gemm_ukernel.hpp).
+
+#include <cstddef>
+
+#include "emha/arena.hpp"
+#include "emha/status.hpp"
+
+namespace emha {
+
+enum class Trans : unsigned char { none, transpose };
+
+struct GemmOptions {
+  float alpha = 1.0f;
+  float beta = 0.0f;             // beta == 0: C is write-only (never read, NaN in C is harmless)
+  const float* bias = nullptr;   // [N], added to every row; null = no bias
+};
+
+// Cache blocking of the packed driver. Upper bounds of the micro-kernel tiles of every build,
+// so that scratch sizes are compile-time constants independent of the target.
+inline constexpr std::size_t gemm_kc = 256;       // K per packed block
+inline constexpr std::size_t gemm_mc = 96;        // rows of A per packed block
+inline constexpr std::size_t gemm_nc = 2048;      // columns of B per packed block
+inline constexpr std::size_t gemm_max_mr = 8;
+inline constexpr std::size_t gemm_max_nr = 32;
+
+constexpr std::size_t gemm_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
+constexpr std::size_t gemm_round_up(std::size_t a, std::size_t b) noexcept { return (a + b - 1) / b * b; }
+
+// Scratch bytes gemm_f32 takes from its arena for these sizes (the same for both B layouts).
+constexpr std::size_t gemm_f32_scratch_bytes(std::size_t m, std::size_t n, std::size_t k) noexcept {
+  const std::size_t kc = gemm_min(k, gemm_kc);
+  const std::size_t a_panel = gemm_round_up(gemm_min(m, gemm_mc), gemm_max_mr) * kc;
+  const std::size_t b_panel = gemm_round_up(gemm_min(n, gemm_nc), gemm_max_nr) * kc;
+  return (a_panel + b_panel) * sizeof(float) + 2 * 64;  // + alignment of both panels to 64 bytes
+}
+
+// C = alpha * A * op(B) (+ bias) (+ beta * C).
+//   a: [m x k], lda >= k;  b: [k x n], ldb >= n (none) or [n x k], ldb >= k (transpose);
+//   c: [m x n], ldc >= n. m, n or k == 0 is allowed (k == 0 gives bias + beta * C).
+// Scratch: gemm_f32_scratch_bytes(m, n, k) from `scratch`, released before returning.
+// Returns no_space if the arena is too small (C untouched), null_pointer for a null operand.
+Status gemm_f32(std::size_t m, std::size_t n, std::size_t k,
+                const float* a, std::size_t lda,
+                const float* b, std::size_t ldb, Trans trans_b,
+                float* c, std::size_t ldc,
+                ArenaRef& scratch, const GemmOptions& options = {}) noexcept;
+
+}  // namespace emha

@@ -1,0 +1,33 @@
+#pragma once
+// Scalar reference of gemm_f32: the test oracle. Exactly what it computes:
+//   for i < m, j < n:  acc = sum_{p<k} a[i*lda + p] * opb(p, j)        (in order p = 0..k-1)
+//                      c[i*ldc + j] = alpha * acc + bias[j] + (beta != 0 ? beta * c[i*ldc + j] : 0)
+// with opb(p, j) = b[p*ldb + j] (Trans::none) or b[j*ldb + p] (Trans::transpose).
+
+#include <cstddef>
+
+#include "emha/kernels/gemm.hpp"
+
+namespace emha {
+
+template <class Acc = float>
+void gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k,
+                  const float* a, std::size_t lda,
+                  const float* b, std::size_t ldb, Trans trans_b,
+                  float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept {
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      Acc acc = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const float bv = trans_b == Trans::none ? b[p * ldb + j] : b[j * ldb + p];
+        acc += Acc(a[i * lda + p]) * Acc(bv);
+      }
+      Acc v = Acc(options.alpha) * acc;
+      if (options.bias) v += Acc(options.bias[j]);
+      if (options.beta != 0.0f) v += Acc(options.beta) * Acc(c[i * ldc + j]);
+      c[i * ldc + j] = static_cast<float>(v);
+    }
+  }
+}
+
+}  // namespace emha

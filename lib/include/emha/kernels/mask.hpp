@@ -1,0 +1,53 @@
+#pragma once
+// Attention masks applied in place to a score block s[rows x cols] (row = query, column = key),
+// or converted to an additive mask. "Masked" writes -inf, so softmax gives that key weight 0.
+// All strides are in elements.
+
+#include <cstddef>
+#include <limits>
+
+namespace emha {
+
+inline constexpr float mask_neg_inf = -std::numeric_limits<float>::infinity();
+
+// A mask tensor broadcast over batch and heads: the block for (batch b, head h) starts at
+// data + b * batch_stride + h * head_stride, rows ld apart. A stride of 0 broadcasts.
+template <class T>
+struct MaskView {
+  const T* data = nullptr;
+  std::size_t ld = 0;
+  std::size_t head_stride = 0;
+  std::size_t batch_stride = 0;
+
+  const T* block(std::size_t batch, std::size_t head) const noexcept {
+    return data + batch * batch_stride + head * head_stride;
+  }
+};
+
+// Causal: key j masked for query row i when j > i + q_offset. q_offset is the absolute position
+// of row 0 (0 for a square self-attention block; seq_kv - seq_q when new queries follow a cache).
+void mask_causal_f32(std::size_t rows, std::size_t cols, std::size_t q_offset, float* s,
+                     std::size_t lds) noexcept;
+
+// Key padding by length: keys j >= valid are masked.
+void mask_key_valid_f32(std::size_t rows, std::size_t cols, std::size_t valid, float* s,
+                        std::size_t lds) noexcept;
+
+// Key padding by flags: key j masked where ignore[j] (PyTorch key_padding_mask: true = ignore).
+void mask_key_ignore_f32(std::size_t rows, std::size_t cols, const bool* ignore, float* s,
+                         std::size_t lds) noexcept;
+
+// Boolean mask, true = masked (PyTorch MHA attn_mask polarity): s[i][j] = -inf where
+// masked[i * ldm + j]. ldm = 0 broadcasts one row.
+void mask_bool_f32(std::size_t rows, std::size_t cols, const bool* masked, std::size_t ldm,
+                   float* s, std::size_t lds) noexcept;
+
+// Boolean -> additive: out[i][j] = masked[i * ldm + j] ? -inf : 0.
+void mask_bool_to_additive_f32(std::size_t rows, std::size_t cols, const bool* masked,
+                               std::size_t ldm, float* out, std::size_t ldo) noexcept;
+
+// Additive float mask: s[i][j] += add[i * ldm + j]. ldm = 0 broadcasts one row.
+void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::size_t ldm, float* s,
+                  std::size_t lds) noexcept;
+
+}  // namespace emha

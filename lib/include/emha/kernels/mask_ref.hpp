@@ -1,0 +1,49 @@
+#pragma once
+// Scalar references of the mask kernels in mask.hpp: the same contracts written as plain loops.
+
+#include <cstddef>
+
+#include "emha/kernels/mask.hpp"
+
+namespace emha {
+
+inline void mask_causal_f32_ref(std::size_t rows, std::size_t cols, std::size_t q_offset,
+                                float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j)
+      if (j > i + q_offset) s[i * lds + j] = mask_neg_inf;
+}
+
+inline void mask_key_valid_f32_ref(std::size_t rows, std::size_t cols, std::size_t valid,
+                                   float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = valid; j < cols; ++j) s[i * lds + j] = mask_neg_inf;
+}
+
+inline void mask_key_ignore_f32_ref(std::size_t rows, std::size_t cols, const bool* ignore,
+                                    float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j)
+      if (ignore[j]) s[i * lds + j] = mask_neg_inf;
+}
+
+inline void mask_bool_f32_ref(std::size_t rows, std::size_t cols, const bool* masked,
+                              std::size_t ldm, float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j)
+      if (masked[i * ldm + j]) s[i * lds + j] = mask_neg_inf;
+}
+
+inline void mask_bool_to_additive_f32_ref(std::size_t rows, std::size_t cols, const bool* masked,
+                                          std::size_t ldm, float* out, std::size_t ldo) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) out[i * ldo + j] = masked[i * ldm + j] ? mask_neg_inf : 0.0f;
+}
+
+inline void mask_add_f32_ref(std::size_t rows, std::size_t cols, const float* add,
+                             std::size_t ldm, float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] += add[i * ldm + j];
+}
+
+}  // namespace emha

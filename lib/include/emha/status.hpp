@@ -1,0 +1,20 @@
+#pragma once
+// Error codes returned by every emha call that can fail.
+
+#include <cstdint>
+
+namespace emha {
+
+enum class Status : std::uint8_t {
+  ok = 0,
+  null_pointer,      // a required pointer was null
+  invalid_argument,  // a size is zero, a mask is inconsistent, weights are missing
+  too_long,          // a sequence length or batch is above the compile-time maximum
+  size_mismatch,     // a caller buffer holds fewer elements than the shapes need
+  no_space,          // an arena cannot satisfy the request
+};
+
+// A short constant name ("ok", "too_long", ...) for logs; never null.
+const char* to_string(Status s) noexcept;
+
+}  // namespace emha

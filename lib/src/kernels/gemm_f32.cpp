@@ -1,0 +1,106 @@
+// Packed, cache-blocked GEMM driver (the BLIS loop order) over the micro-kernel in
+// gemm_ukernel.hpp. Loops: columns of C by NC, k by KC (pack B), rows by MC (pack A), then
+// NR x MR tiles. Panels live in the caller's arena for the duration of the call.
+
+#include "emha/config.hpp"
+#include "emha/kernels/gemm.hpp"
+#include "gemm_ukernel.hpp"
+
+namespace emha {
+namespace {
+
+using detail::gemm_mr;
+using detail::gemm_nr;
+
+// A[i0 + i][p0 + p], i < mc, p < kc  ->  ap[panel][p][MR], rows past mc zero-filled.
+void pack_a(std::size_t mc, std::size_t kc, const float* a, std::size_t lda, float* ap) noexcept {
+  for (std::size_t i = 0; i < mc; i += gemm_mr) {
+    const std::size_t rows = gemm_min(gemm_mr, mc - i);
+    for (std::size_t p = 0; p < kc; ++p) {
+      for (std::size_t r = 0; r < rows; ++r) ap[r] = a[(i + r) * lda + p];
+      for (std::size_t r = rows; r < gemm_mr; ++r) ap[r] = 0.0f;
+      ap += gemm_mr;
+    }
+  }
+}
+
+// op(B)[p][j], p < kc, j < nc  ->  bp[panel][p][NR], columns past nc zero-filled.
+void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Trans trans,
+            float* bp) noexcept {
+  for (std::size_t j = 0; j < nc; j += gemm_nr) {
+    const std::size_t cols = gemm_min(gemm_nr, nc - j);
+    for (std::size_t p = 0; p < kc; ++p) {
+      if (trans == Trans::none) {
+        const float* src = b + p * ldb + j;
+        for (std::size_t q = 0; q < cols; ++q) bp[q] = src[q];
+      } else {
+        const float* src = b + j * ldb + p;
+        for (std::size_t q = 0; q < cols; ++q) bp[q] = src[q * ldb];
+      }
+      for (std::size_t q = cols; q < gemm_nr; ++q) bp[q] = 0.0f;
+      bp += gemm_nr;
+    }
+  }
+}
+
+// k == 0: C = bias + beta * C.
+void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
+               const GemmOptions& o) noexcept {
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      float x = o.bias ? o.bias[j] : 0.0f;
+      if (o.beta != 0.0f) x += o.beta * c[i * ldc + j];
+      c[i * ldc + j] = x;
+    }
+}
+
+}  // namespace
+
+Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
+                ArenaRef& scratch, const GemmOptions& o) noexcept {
+  if (m == 0 || n == 0) return Status::ok;
+  if (!c || (k != 0 && (!a || !b))) return Status::null_pointer;
+  EMHA_ASSERT(lda >= k && ldc >= n && ldb >= (trans_b == Trans::none ? n : k));
+  if (k == 0) {
+    gemm_no_k(m, n, c, ldc, o);
+    return Status::ok;
+  }
+
+  ArenaScope scope(scratch);
+  const std::size_t kc_max = gemm_min(k, gemm_kc);
+  float* ap = nullptr;
+  float* bp = nullptr;
+  Status s = scratch.allocate(gemm_round_up(gemm_min(m, gemm_mc), gemm_mr) * kc_max, ap, 64);
+  if (s != Status::ok) return s;
+  s = scratch.allocate(gemm_round_up(gemm_min(n, gemm_nc), gemm_nr) * kc_max, bp, 64);
+  if (s != Status::ok) return s;
+
+  for (std::size_t jc = 0; jc < n; jc += gemm_nc) {
+    const std::size_t nc = gemm_min(gemm_nc, n - jc);
+    for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
+      const std::size_t kc = gemm_min(gemm_kc, k - pc);
+      const float* bsrc = trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
+      pack_b(kc, nc, bsrc, ldb, trans_b, bp);
+      // The first k block applies beta and bias; later blocks accumulate onto C.
+      const bool first = pc == 0;
+      for (std::size_t ic = 0; ic < m; ic += gemm_mc) {
+        const std::size_t mc = gemm_min(gemm_mc, m - ic);
+        pack_a(mc, kc, a + ic * lda + pc, lda, ap);
+        for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
+          const std::size_t nr = gemm_min(gemm_nr, nc - jr);
+          const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
+                                       first && o.bias ? o.bias + jc + jr : nullptr};
+          for (std::size_t ir = 0; ir < mc; ir += gemm_mr) {
+            const std::size_t mr = gemm_min(gemm_mr, mc - ir);
+            detail::gemm_ukernel_f32(kc, ap + ir * kc, bp + jr * kc,
+                                     c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
+          }
+        }
+      }
+    }
+  }
+  return Status::ok;
+}
+
+}  // namespace emha

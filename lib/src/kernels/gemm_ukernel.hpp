@@ -1,0 +1,101 @@
+#pragma once
+// The GEMM micro-kernel: an MR x NR tile of C (NR = NV vectors) held in registers while k runs
+// over packed panels. One body for every instruction set (vf32 is one lane on the scalar path).
+//
+// Register plans (accumulators + B vectors + A broadcast):
+//   AVX2     6 x 16 (NV=2): 12 + 2 + 1 = 15 of 16 ymm
+//   AVX-512  6 x 32 (NV=2): 12 + 2 + 1 of 32 zmm (room left; 6 rows keep A broadcasts cheap)
+//   aarch64  8 x 12 (NV=3): 24 + 3 + 1 of 32 q
+//   armv7    4 x 8  (NV=2):  8 + 2 + 1 of 16 q (6 x 8 would leave no slack for the compiler)
+//   scalar   4 x 4  (NV=4): 16 + 4 + 1 of 32 s registers on a Cortex-M4F/M7
+
+#include <cstddef>
+
+#include "emha/kernels/gemm.hpp"
+#include "simd_arch.hpp"
+
+namespace emha::detail {
+
+struct GemmTile {
+  std::size_t mr, nv;
+};
+
+constexpr GemmTile gemm_tile() noexcept {
+  if (!simd::enabled) return {4, 4};
+  if (simd::is_neon64) return {8, 3};
+  if (simd::lanes == 4) return {4, 2};
+  return {6, 2};
+}
+
+inline constexpr std::size_t gemm_mr = gemm_tile().mr;
+inline constexpr std::size_t gemm_nv = gemm_tile().nv;
+inline constexpr std::size_t gemm_nr = gemm_nv * simd::lanes;
+static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr,
+              "the micro-kernel tile must fit the scratch bound in gemm.hpp");
+
+// How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
+struct GemmEpilogue {
+  float alpha;
+  float beta;          // 0: C not read
+  const float* bias;   // already offset to the tile's first column, or null
+};
+
+// ap: [kc][MR] packed A, bp: [kc][NR] packed B. c: the tile's top-left, ldc in elements.
+// m <= MR, n <= NR valid rows/columns; a partial tile goes through a local buffer.
+template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
+inline void gemm_ukernel_f32(std::size_t kc, const float* ap, const float* bp, float* c,
+                             std::size_t ldc, std::size_t m, std::size_t n,
+                             const GemmEpilogue& e) noexcept {
+  using simd::vf32;
+  constexpr std::size_t L = simd::lanes;
+  constexpr std::size_t NR = NV * L;
+
+  vf32 acc[MR][NV];
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::splat(0.0f);
+
+  for (std::size_t p = 0; p < kc; ++p) {
+    vf32 b[NV];
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) b[v] = simd::load(bp + v * L);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < MR; ++r) {
+      const vf32 a = simd::splat(ap[r]);
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(a, b[v], acc[r][v]);
+    }
+    ap += MR;
+    bp += NR;
+  }
+
+  const vf32 alpha = simd::splat(e.alpha);
+  if (m == MR && n == NR) {
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) {
+        float* cp = c + r * ldc + v * L;
+        vf32 x = acc[r][v] * alpha;
+        if (e.bias) x = x + simd::load(e.bias + v * L);
+        if (e.beta != 0.0f) x = simd::fmadd(simd::splat(e.beta), simd::load(cp), x);
+        simd::store(cp, x);
+      }
+    }
+    return;
+  }
+  float tile[MR * NR];
+  for (std::size_t r = 0; r < MR; ++r)
+    for (std::size_t v = 0; v < NV; ++v) simd::store(tile + r * NR + v * L, acc[r][v]);
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      float x = e.alpha * tile[r * NR + j];
+      if (e.bias) x += e.bias[j];
+      if (e.beta != 0.0f) x += e.beta * c[r * ldc + j];
+      c[r * ldc + j] = x;
+    }
+  }
+}
+
+}  // namespace emha::detail

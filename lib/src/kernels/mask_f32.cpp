@@ -1,0 +1,75 @@
+// Mask kernels: masking only ever writes -inf or adds, so they are stores and adds over rows;
+// the causal and length masks fill a computed column range instead of testing every element.
+
+#include "emha/config.hpp"
+#include "emha/kernels/mask.hpp"
+#include "simd_arch.hpp"
+
+namespace emha {
+namespace {
+
+void fill_neg_inf(float* s, std::size_t count) noexcept {
+  for (std::size_t j = 0; j < count; ++j) s[j] = mask_neg_inf;
+}
+
+}  // namespace
+
+void mask_causal_f32(std::size_t rows, std::size_t cols, std::size_t q_offset, float* s,
+                     std::size_t lds) noexcept {
+  EMHA_ASSERT(rows == 0 || (s && lds >= cols));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t first = i + q_offset + 1;  // first masked key of row i
+    if (first < cols) fill_neg_inf(s + i * lds + first, cols - first);
+  }
+}
+
+void mask_key_valid_f32(std::size_t rows, std::size_t cols, std::size_t valid, float* s,
+                        std::size_t lds) noexcept {
+  EMHA_ASSERT(rows == 0 || (s && lds >= cols));
+  if (valid >= cols) return;
+  for (std::size_t i = 0; i < rows; ++i) fill_neg_inf(s + i * lds + valid, cols - valid);
+}
+
+void mask_key_ignore_f32(std::size_t rows, std::size_t cols, const bool* ignore, float* s,
+                         std::size_t lds) noexcept {
+  EMHA_ASSERT(rows == 0 || (s && ignore && lds >= cols));
+  for (std::size_t i = 0; i < rows; ++i) {
+    float* sr = s + i * lds;
+    for (std::size_t j = 0; j < cols; ++j) sr[j] = ignore[j] ? mask_neg_inf : sr[j];
+  }
+}
+
+void mask_bool_f32(std::size_t rows, std::size_t cols, const bool* masked, std::size_t ldm,
+                   float* s, std::size_t lds) noexcept {
+  EMHA_ASSERT(rows == 0 || (s && masked && lds >= cols));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const bool* mr = masked + i * ldm;
+    float* sr = s + i * lds;
+    for (std::size_t j = 0; j < cols; ++j) sr[j] = mr[j] ? mask_neg_inf : sr[j];
+  }
+}
+
+void mask_bool_to_additive_f32(std::size_t rows, std::size_t cols, const bool* masked,
+                               std::size_t ldm, float* out, std::size_t ldo) noexcept {
+  EMHA_ASSERT(rows == 0 || (out && masked && ldo >= cols));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const bool* mr = masked + i * ldm;
+    float* orow = out + i * ldo;
+    for (std::size_t j = 0; j < cols; ++j) orow[j] = mr[j] ? mask_neg_inf : 0.0f;
+  }
+}
+
+void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::size_t ldm, float* s,
+                  std::size_t lds) noexcept {
+  EMHA_ASSERT(rows == 0 || (s && add && lds >= cols));
+  using simd::lanes;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const float* ar = add + i * ldm;
+    float* sr = s + i * lds;
+    std::size_t j = 0;
+    for (; j + lanes <= cols; j += lanes) simd::store(sr + j, simd::load(sr + j) + simd::load(ar + j));
+    for (; j < cols; ++j) sr[j] += ar[j];
+  }
+}
+
+}  // namespace emha

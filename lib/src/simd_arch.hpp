@@ -1,0 +1,73 @@
+#pragma once
+// The one place that picks the kernels' instruction set (internal to lib/src).
+//
+// - EMHA_SIMD=1 and xsimd knows this target: `emha::simd::vf32` is xsimd::batch<float> of the
+//   build's architecture (fma3+avx2 with -mavx2 -mfma, arm64+neon, arm32+neon with
+//   -mfpu=neon-vfpv4, ...).
+// - otherwise (EMHA_SIMD=0, or xsimd defines XSIMD_NO_SUPPORTED_ARCHITECTURE: Cortex-M, armv6,
+//   armhf without NEON): `vf32` is a one-lane scalar with the same interface, so every kernel body
+//   is written once and the scalar build is the same code with one lane.
+
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#ifndef EMHA_SIMD
+#define EMHA_SIMD 1
+#endif
+
+#if EMHA_SIMD
+#include <xsimd/config/xsimd_config.hpp>
+#if !defined(XSIMD_NO_SUPPORTED_ARCHITECTURE)
+#define EMHA_SIMD_XSIMD 1
+#endif
+#endif
+
+#if defined(EMHA_SIMD_XSIMD)
+#include <xsimd/xsimd.hpp>
+#endif
+
+namespace emha::simd {
+
+#if defined(EMHA_SIMD_XSIMD)
+
+using arch = xsimd::default_arch;
+using vf32 = xsimd::batch<float, arch>;
+inline constexpr bool enabled = true;
+inline constexpr const char* isa = arch::name();
+inline constexpr bool is_neon64 = std::is_same<arch, xsimd::neon64>::value;
+
+inline vf32 load(const float* p) noexcept { return vf32::load_unaligned(p); }
+inline void store(float* p, vf32 v) noexcept { v.store_unaligned(p); }
+inline vf32 splat(float x) noexcept { return vf32(x); }
+inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c
+inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
+inline vf32 vexp(vf32 x) noexcept { return xsimd::exp(x); }
+
+#else
+
+// One float that behaves like a batch: the scalar path shares the kernels' bodies.
+struct vf32 {
+  static constexpr std::size_t size = 1;
+  float v;
+  friend vf32 operator+(vf32 a, vf32 b) noexcept { return {a.v + b.v}; }
+  friend vf32 operator-(vf32 a, vf32 b) noexcept { return {a.v - b.v}; }
+  friend vf32 operator*(vf32 a, vf32 b) noexcept { return {a.v * b.v}; }
+};
+inline constexpr bool enabled = false;
+inline constexpr const char* isa = "scalar";
+inline constexpr bool is_neon64 = false;
+
+inline vf32 load(const float* p) noexcept { return {*p}; }
+inline void store(float* p, vf32 v) noexcept { *p = v.v; }
+inline vf32 splat(float x) noexcept { return {x}; }
+// Not std::fma: without a hardware FMA it is a slow libm call; a*b + c may contract anyway.
+inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {a.v * b.v + c.v}; }
+inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
+inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
+
+#endif
+
+inline constexpr std::size_t lanes = vf32::size;
+
+}  // namespace emha::simd
