@@ -34,9 +34,10 @@ constexpr std::size_t gemm_round_up(std::size_t a, std::size_t b) noexcept { ret
 
 // Scratch bytes gemm_f32 takes from its arena for these sizes (the same for both B layouts).
 constexpr std::size_t gemm_f32_scratch_bytes(std::size_t m, std::size_t n, std::size_t k) noexcept {
+  // A panel of x rows rounds up to a multiple of the build's MR <= gemm_max_mr: < x + gemm_max_mr.
   const std::size_t kc = gemm_min(k, gemm_kc);
-  const std::size_t a_panel = gemm_round_up(gemm_min(m, gemm_mc), gemm_max_mr) * kc;
-  const std::size_t b_panel = gemm_round_up(gemm_min(n, gemm_nc), gemm_max_nr) * kc;
+  const std::size_t a_panel = (gemm_min(m, gemm_mc) + gemm_max_mr - 1) * kc;
+  const std::size_t b_panel = (gemm_min(n, gemm_nc) + gemm_max_nr - 1) * kc;
   return (a_panel + b_panel) * sizeof(float) + 2 * 64;  // + alignment of both panels to 64 bytes
 }
 

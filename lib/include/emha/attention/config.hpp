@@ -1,0 +1,43 @@
+#pragma once
+// Compile-time configuration of a MultiHeadAttention. Derive from MhaConfig and shadow any
+// member to change it; members added in later versions come with defaults, so a config written
+// today keeps compiling:
+//
+//   struct Encoder : emha::MhaConfig</*d_model*/ 64, /*heads*/ 4, /*max_seq_q*/ 32> {
+//     static constexpr std::size_t max_batch = 2;
+//   };
+
+#include <cstddef>
+
+namespace emha {
+
+template <std::size_t DModel, std::size_t Heads, std::size_t MaxSeqQ, std::size_t MaxSeqKv = MaxSeqQ>
+struct MhaConfig {
+  static constexpr std::size_t d_model = DModel;      // embedding width of query and output
+  static constexpr std::size_t heads = Heads;         // d_k = d_model / heads
+  static constexpr std::size_t max_seq_q = MaxSeqQ;   // longest query sequence forward() accepts
+  static constexpr std::size_t max_seq_kv = MaxSeqKv; // longest key/value sequence
+  static constexpr std::size_t kdim = DModel;         // width of key inputs (PyTorch kdim)
+  static constexpr std::size_t vdim = DModel;         // width of value inputs (PyTorch vdim)
+  static constexpr std::size_t max_batch = 1;         // largest batch forward() accepts
+  static constexpr bool bias = true;                  // in_proj_bias and out_proj.bias present
+};
+
+namespace detail {
+
+// The sentences a bad config fails to compile with (tests/attention/fail/ proves each).
+template <class C>
+constexpr bool check_config() {
+  static_assert(C::d_model > 0, "d_model must be greater than zero");
+  static_assert(C::heads > 0, "heads must be greater than zero");
+  static_assert(C::heads == 0 || C::d_model % C::heads == 0, "d_model must be divisible by heads");
+  static_assert(C::max_seq_q > 0, "max_seq_q must be greater than zero");
+  static_assert(C::max_seq_kv > 0, "max_seq_kv must be greater than zero");
+  static_assert(C::kdim > 0, "kdim must be greater than zero");
+  static_assert(C::vdim > 0, "vdim must be greater than zero");
+  static_assert(C::max_batch > 0, "max_batch must be greater than zero");
+  return true;
+}
+
+}  // namespace detail
+}  // namespace emha

@@ -1,0 +1,100 @@
+#pragma once
+// torch.nn.MultiheadAttention for a compile-time Config, with no heap: all scratch comes from an
+// arena of exactly `arena_bytes`, owned by the object or supplied by the caller.
+
+#include <cstddef>
+
+#include "emha/arena.hpp"
+#include "emha/attention/config.hpp"
+#include "emha/attention/mha_plan.hpp"
+#include "emha/attention/options.hpp"
+#include "emha/status.hpp"
+
+namespace emha {
+
+enum class ArenaOwnership : unsigned char {
+  owned,   // the object holds its arena (size arena_bytes) as a member
+  caller,  // the caller passes an ArenaRef (e.g. over a buffer in a linker section)
+};
+
+namespace detail {
+template <ArenaOwnership Own, std::size_t Bytes>
+struct ArenaHolder {
+  StaticArena<Bytes> arena;
+  ArenaRef& get() noexcept { return arena; }
+  const ArenaRef& get() const noexcept { return arena; }
+};
+template <std::size_t Bytes>
+struct ArenaHolder<ArenaOwnership::caller, Bytes> {
+  ArenaRef arena;
+  ArenaRef& get() noexcept { return arena; }
+  const ArenaRef& get() const noexcept { return arena; }
+};
+}  // namespace detail
+
+template <class Config, ArenaOwnership Own = ArenaOwnership::owned>
+class MultiHeadAttention {
+  static_assert(detail::check_config<Config>(), "invalid MhaConfig");
+
+ public:
+  using config = Config;
+  static constexpr detail::MhaDims dims{Config::d_model, Config::heads,     Config::kdim,
+                                        Config::vdim,    Config::max_seq_q, Config::max_seq_kv,
+                                        Config::max_batch, Config::bias};
+  // Scratch bytes forward() needs: the arena's size (owned) or the minimum a caller passes.
+  static constexpr std::size_t arena_bytes = detail::mha_arena_bytes(dims);
+
+  // Owned arena.
+  MultiHeadAttention() noexcept {
+    static_assert(Own == ArenaOwnership::owned, "pass an ArenaRef: this MultiHeadAttention uses the caller's arena");
+  }
+  // Caller's arena; forward() returns no_space unless it has arena_bytes available.
+  explicit MultiHeadAttention(ArenaRef scratch) noexcept : scratch_{scratch} {
+    static_assert(Own == ArenaOwnership::caller, "this MultiHeadAttention owns its arena: use the default constructor");
+  }
+  // Caller's arena of a compile-time size, checked at compile time. The object works through its
+  // own copy of the view: read high_water() from arena(), not from `storage`.
+  template <std::size_t N, std::size_t A>
+  explicit MultiHeadAttention(StaticArena<N, A>& storage) noexcept : scratch_{storage.ref()} {
+    static_assert(Own == ArenaOwnership::caller, "this MultiHeadAttention owns its arena: use the default constructor");
+    static_assert(N >= arena_bytes, "StaticArena smaller than MultiHeadAttention::arena_bytes");
+  }
+  MultiHeadAttention(const MultiHeadAttention&) = delete;
+  MultiHeadAttention& operator=(const MultiHeadAttention&) = delete;
+
+  // Takes the weights (kept by pointer: they must outlive this object). Returns null_pointer or
+  // size_mismatch when a needed span is missing or not exactly its size, invalid_argument when
+  // the wrong form is given (in_proj_weight for kdim/vdim != d_model, or biases with bias off).
+  Status set_weights(const MhaWeights& w) noexcept {
+    const Status s = detail::mha_check_weights(dims, w);
+    if (s == Status::ok) {
+      weights_ = w;
+      has_weights_ = true;
+    }
+    return s;
+  }
+
+  // out = MHA(query, key, value), exactly as torch.nn.MultiheadAttention.forward in eval mode.
+  //   query: [B, S_q, d_model] or [S_q, B, d_model] (shape.layout), key: [.., S_kv, kdim],
+  //   value: [.., S_kv, vdim], out: like query. Row-major; spans hold at least that many floats;
+  //   self-attention may pass the same span three times; out must not overlap the inputs.
+  // Errors (nothing written to out or attn_weights): invalid_argument (no weights, a zero size,
+  // a key length > S_kv), too_long (S_q, S_kv or B above the Config maxima), null_pointer,
+  // size_mismatch (a span too small), no_space (a caller arena smaller than arena_bytes).
+  Status forward(const AttentionShape& shape, Span<const float> query, Span<const float> key,
+                 Span<const float> value, Span<float> out,
+                 const ForwardOptions& options = {}) noexcept {
+    if (!has_weights_) return Status::invalid_argument;
+    return detail::mha_forward(dims, weights_, scratch_.get(), shape, query, key, value, out, options);
+  }
+
+  // The scratch arena, e.g. to read high_water() after forward().
+  const ArenaRef& arena() const noexcept { return scratch_.get(); }
+
+ private:
+  detail::ArenaHolder<Own, arena_bytes> scratch_{};
+  MhaWeights weights_{};
+  bool has_weights_ = false;
+};
+
+}  // namespace emha

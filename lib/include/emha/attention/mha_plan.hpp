@@ -1,0 +1,46 @@
+#pragma once
+// The size-erased core of MultiHeadAttention: dimensions as values, so that one compiled
+// forward() (lib/src/attention/mha_forward.cpp) serves every Config.
+
+#include <cstddef>
+
+#include "emha/arena.hpp"
+#include "emha/attention/options.hpp"
+#include "emha/kernels/gemm.hpp"
+#include "emha/status.hpp"
+
+namespace emha::detail {
+
+struct MhaDims {
+  std::size_t d_model, heads, kdim, vdim, max_seq_q, max_seq_kv, max_batch;
+  bool bias;
+
+  constexpr std::size_t d_k() const noexcept { return d_model / heads; }
+  constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
+};
+
+constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
+
+// Arena bytes forward() takes at most: projected Q|K|V rows [max(S_q, S_kv), 3*d_model], the
+// concatenated heads [S_q, d_model], one head's scores [S_q, S_kv], and the largest GEMM scratch.
+// Each buffer may lose up to 64 bytes to alignment.
+constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
+  const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
+  const std::size_t qkv = rows * 3 * d.d_model * sizeof(float) + 64;
+  const std::size_t ctx = d.max_seq_q * d.d_model * sizeof(float) + 64;
+  const std::size_t scores = d.max_seq_q * d.max_seq_kv * sizeof(float) + 64;
+  std::size_t gemm = gemm_f32_scratch_bytes(rows, 3 * d.d_model, mha_max(d.d_model, mha_max(d.kdim, d.vdim)));
+  gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()));   // Q_h K_h^T
+  gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));   // P V_h
+  return qkv + ctx + scores + gemm;
+}
+
+// Checks that every weight span the dims need is present with exactly its element count.
+Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept;
+
+// The whole forward pass; see MultiHeadAttention::forward. `w` has passed mha_check_weights.
+Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
+                   const AttentionShape& shape, Span<const float> query, Span<const float> key,
+                   Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
+
+}  // namespace emha::detail

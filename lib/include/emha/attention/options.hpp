@@ -1,0 +1,65 @@
+#pragma once
+// Run-time arguments of MultiHeadAttention::forward: shapes, weights, masks and options.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/span.hpp"
+
+namespace emha {
+
+// Layout of query, key, value and output.
+enum class Layout : std::uint8_t {
+  batch_first,  // [batch, seq, dim]
+  seq_first,    // [seq, batch, dim]: PyTorch's default (batch_first=False)
+};
+
+struct AttentionShape {
+  std::size_t seq_q = 0;   // query rows per sequence, 1..Config::max_seq_q
+  std::size_t seq_kv = 0;  // key/value rows per sequence, 1..Config::max_seq_kv
+  std::size_t batch = 1;   // 1..Config::max_batch
+  Layout layout = Layout::batch_first;
+};
+
+// Weights exactly in torch.nn.MultiheadAttention's layout (state_dict names), row-major, read
+// in place (const; may sit in flash). Each span must hold exactly the stated element count.
+struct MhaWeights {
+  Span<const float> in_proj_weight;   // [3*d_model, d_model]   when kdim == vdim == d_model
+  Span<const float> q_proj_weight;    // [d_model, d_model]     when kdim or vdim != d_model
+  Span<const float> k_proj_weight;    // [d_model, kdim]
+  Span<const float> v_proj_weight;    // [d_model, vdim]
+  Span<const float> in_proj_bias;     // [3*d_model]            when Config::bias
+  Span<const float> out_proj_weight;  // [d_model, d_model]
+  Span<const float> out_proj_bias;    // [d_model]              when Config::bias
+};
+
+// Layout of an attention mask (bool or additive); PyTorch's 2-D and 3-D attn_mask are
+// `shared` and `per_batch_head`.
+enum class MaskShape : std::uint8_t {
+  shared,          // [seq_q, seq_kv], every batch and head
+  per_head,        // [heads, seq_q, seq_kv], every batch
+  per_batch_head,  // [batch * heads, seq_q, seq_kv]
+};
+
+// Any combination may be given; a key is excluded if any mask excludes it. A query row whose
+// every key is excluded gets zero attention: its output is out_proj.bias (never NaN).
+struct AttentionMasks {
+  bool causal = false;             // key j excluded for query i when j > i + causal_offset
+  std::size_t causal_offset = 0;   // position of query 0 among the keys (S_kv - S_q after a cache)
+  Span<const bool> key_ignored;    // [batch, seq_kv], true = ignore this key (PyTorch key_padding_mask)
+  Span<const std::size_t> key_lengths;  // [batch]: keys at or past length are ignored
+  Span<const bool> attn_masked;    // true = masked (PyTorch bool attn_mask), shape attn_mask_shape
+  Span<const float> attn_additive; // added to the scaled scores (PyTorch float attn_mask)
+  MaskShape attn_mask_shape = MaskShape::shared;
+};
+
+struct ForwardOptions {
+  AttentionMasks masks{};
+  // Optional softmax probabilities (PyTorch need_weights): [batch, seq_q, seq_kv] averaged over
+  // heads, or [batch, heads, seq_q, seq_kv] when average_attn_weights is false. Empty = none.
+  Span<float> attn_weights{};
+  bool average_attn_weights = true;
+  float scale = 0.0f;  // scores are scaled by this; 0 means 1/sqrt(d_model / heads)
+};
+
+}  // namespace emha

@@ -1,0 +1,14 @@
+#pragma once
+// The one header a user includes.
+
+#include "emha/arena.hpp"
+#include "emha/attention/config.hpp"
+#include "emha/attention/mha.hpp"
+#include "emha/attention/options.hpp"
+#include "emha/kernels/gemm.hpp"
+#include "emha/kernels/mask.hpp"
+#include "emha/kernels/softmax.hpp"
+#include "emha/port.hpp"
+#include "emha/simd.hpp"
+#include "emha/span.hpp"
+#include "emha/status.hpp"

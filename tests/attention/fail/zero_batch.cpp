@@ -1,0 +1,7 @@
+// Must not compile: see tests/CMakeLists.txt (fail_cases).
+#include <emha/emha.hpp>
+
+struct Bad : emha::MhaConfig<64, 4, 8> {
+  static constexpr std::size_t max_batch = 0;
+};
+emha::MultiHeadAttention<Bad> mha;

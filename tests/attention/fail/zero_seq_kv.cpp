@@ -1,0 +1,5 @@
+// Must not compile: see tests/CMakeLists.txt (fail_cases).
+#include <emha/emha.hpp>
+
+struct Bad : emha::MhaConfig<64, 4, 8, 0> {};
+emha::MultiHeadAttention<Bad> mha;

@@ -1,0 +1,72 @@
+#pragma once
+// Reads a generated PyTorch fixture (tests/attention/fixtures/*.hpp) into emha's API types.
+
+#include <cstddef>
+#include <type_traits>
+
+#include "emha/emha.hpp"
+
+namespace emha::test {
+
+// A fixture member is either an array (present) or a null pointer (absent).
+template <class A>
+auto span_of(const A& a) {
+  if constexpr (std::is_array_v<A>) {
+    return Span<const std::remove_extent_t<A>>{a, std::extent_v<A>};
+  } else {
+    return Span<std::remove_pointer_t<A>>{};
+  }
+}
+
+template <class F>
+struct FixtureConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
+  static constexpr std::size_t kdim = F::kdim;
+  static constexpr std::size_t vdim = F::vdim;
+  static constexpr std::size_t max_batch = F::batch;
+  static constexpr bool bias = F::bias;
+};
+
+template <class F>
+MhaWeights fixture_weights() {
+  MhaWeights w;
+  w.in_proj_weight = span_of(F::in_proj_weight);
+  w.q_proj_weight = span_of(F::q_proj_weight);
+  w.k_proj_weight = span_of(F::k_proj_weight);
+  w.v_proj_weight = span_of(F::v_proj_weight);
+  w.in_proj_bias = span_of(F::in_proj_bias);
+  w.out_proj_weight = span_of(F::out_proj_weight);
+  w.out_proj_bias = span_of(F::out_proj_bias);
+  return w;
+}
+
+template <class F>
+AttentionShape fixture_shape() {
+  return {F::seq_q, F::seq_kv, F::batch, F::batch_first ? Layout::batch_first : Layout::seq_first};
+}
+
+template <class F>
+AttentionMasks fixture_masks() {
+  AttentionMasks m;
+  m.causal = F::causal;
+  m.key_ignored = span_of(F::key_padding_mask);
+  m.attn_masked = span_of(F::attn_mask_bool);
+  m.attn_additive = span_of(F::attn_mask_float);
+  m.attn_mask_shape = F::attn_mask_per_head ? MaskShape::per_batch_head : MaskShape::shared;
+  return m;
+}
+
+// Float32 error budget of one MHA output against another float32 implementation (torch): each
+// side runs a chain of dot products of lengths max(d_model, kdim, vdim) (projection), d_k
+// (scores), S_kv (P*V) and d_model (output projection); a length-n float32 dot product is
+// within n*u*sum|terms| (Higham), and with these fixtures' O(1) inputs and O(1/sqrt(n)) weights
+// sum|terms| stays below 2 * (1 + |ref|). Both sides err, hence the factor 2 * 2:
+//   |emha - torch| <= 4 * n_chain * u * (1 + |ref|).
+template <class F>
+double fixture_tolerance() {
+  const std::size_t dmax = F::d_model > F::kdim ? (F::d_model > F::vdim ? F::d_model : F::vdim)
+                                                : (F::kdim > F::vdim ? F::kdim : F::vdim);
+  const double n_chain = double(dmax + F::d_model / F::heads + F::seq_kv + F::d_model);
+  return 4.0 * n_chain / 16777216.0;
+}
+
+}  // namespace emha::test

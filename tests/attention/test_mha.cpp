@@ -1,0 +1,307 @@
+// MultiHeadAttention behaviour beyond parity: arena budget, masks that must agree with each
+// other, incremental decoding, scale, fully masked rows, caller arenas and bad input.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "attention/fixture_support.hpp"
+#include "fixtures/combined.hpp"
+#include "fixtures/key_padding.hpp"
+#include "support/numeric.hpp"
+
+using emha::Status;
+
+namespace {
+
+using F = emha::fixtures::key_padding;  // d_model 32, 4 heads, S_q 6, S_kv 9, batch 2
+using Cfg = emha::test::FixtureConfig<F>;
+using Mha = emha::MultiHeadAttention<Cfg>;
+constexpr std::size_t D = F::d_model;
+struct NoBiasCfg : Cfg {
+  static constexpr bool bias = false;
+};
+
+std::unique_ptr<Mha> make_mha() {
+  auto mha = std::make_unique<Mha>();
+  REQUIRE(mha->set_weights(emha::test::fixture_weights<F>()) == Status::ok);
+  return mha;
+}
+
+struct Run {
+  std::vector<float> out, weights;
+  Status status;
+};
+
+Run run(Mha& mha, const emha::AttentionShape& shape, emha::ForwardOptions opt, bool want_weights = false) {
+  Run r{std::vector<float>(shape.batch * shape.seq_q * D, 99.0f),
+        std::vector<float>(shape.batch * Cfg::heads * shape.seq_q * shape.seq_kv, 99.0f), Status::ok};
+  if (want_weights) opt.attn_weights = {r.weights.data(), r.weights.size()};
+  r.status = mha.forward(shape, emha::test::span_of(F::query), emha::test::span_of(F::key),
+                         emha::test::span_of(F::value), {r.out.data(), r.out.size()}, opt);
+  return r;
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(double(a[i]) - double(b[i])));
+  return m;
+}
+
+// Same float ops in another order: results agree to a few ulp of O(1) values.
+constexpr double reorder_tol = 1e-5;
+
+}  // namespace
+
+TEST_CASE("arena bytes of reference configs are pinned") {
+  // Regression guard on the memory budget (TFLM memory_arena_threshold_test): a change in these
+  // numbers must be deliberate. Formula in lib/include/emha/attention/mha_plan.hpp.
+  using A = emha::MultiHeadAttention<emha::MhaConfig<64, 4, 32>>;
+  using B = emha::MultiHeadAttention<emha::MhaConfig<128, 4, 64>>;
+  using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
+  // (64, 4, 32): QKV 32*192*4+64, ctx 32*64*4+64, scores 32*32*4+64, GEMM x*W_in^T
+  // (((32 + 7) + (192 + 31)) * 64 floats + 128): 24640 + 8256 + 4160 + 67200.
+  CHECK(A::arena_bytes == 104256);
+  CHECK(B::arena_bytes == 98368 + 32832 + 16448 + ((64 + 7) + (384 + 31)) * 128 * 4 + 128);
+  CHECK(C::arena_bytes == 393280 + 131136 + 65600 + ((96 + 7) + (768 + 31)) * 256 * 4 + 128);
+}
+
+TEST_CASE("the arena's high-water mark after forward is bounded by arena_bytes") {
+  auto mha = make_mha();
+  const Run r = run(*mha, {F::seq_q, F::seq_kv, F::batch}, {}, true);
+  REQUIRE(r.status == Status::ok);
+  CHECK(mha->arena().high_water() <= Mha::arena_bytes);
+  // At least the Q|K|V, context and score buffers, which forward() sizes exactly.
+  const std::size_t buffers = (F::seq_kv * 3 * D + F::seq_q * D + F::seq_q * F::seq_kv) * sizeof(float);
+  CHECK(mha->arena().high_water() >= buffers);
+  CHECK(mha->arena().used() == 0);
+}
+
+TEST_CASE("a caller-supplied arena works like the owned one and is checked") {
+  auto owned = make_mha();
+  const Run a = run(*owned, {F::seq_q, F::seq_kv, F::batch}, {});
+  static emha::StaticArena<Mha::arena_bytes> storage;
+  using CallerMha = emha::MultiHeadAttention<Cfg, emha::ArenaOwnership::caller>;
+  CallerMha caller(storage);
+  REQUIRE(caller.set_weights(emha::test::fixture_weights<F>()) == Status::ok);
+  std::vector<float> out(a.out.size(), 0.0f);
+  REQUIRE(caller.forward({F::seq_q, F::seq_kv, F::batch}, emha::test::span_of(F::query),
+                         emha::test::span_of(F::key), emha::test::span_of(F::value),
+                         {out.data(), out.size()}) == Status::ok);
+  CHECK(max_diff(out, a.out) == 0.0);  // same code, same order: bit-identical
+
+  std::vector<std::byte> small(Mha::arena_bytes - 1);
+  CallerMha tiny(emha::ArenaRef(small.data(), small.size()));
+  REQUIRE(tiny.set_weights(emha::test::fixture_weights<F>()) == Status::ok);
+  std::vector<float> untouched(a.out.size(), 5.0f);
+  CHECK(tiny.forward({F::seq_q, F::seq_kv, F::batch}, emha::test::span_of(F::query),
+                     emha::test::span_of(F::key), emha::test::span_of(F::value),
+                     {untouched.data(), untouched.size()}) == Status::no_space);
+  for (float v : untouched) REQUIRE(v == 5.0f);
+}
+
+TEST_CASE("equivalent masks give the same result") {
+  auto mha = make_mha();
+  const emha::AttentionShape shape{F::seq_q, F::seq_kv, F::batch};
+  const std::size_t lengths[2] = {9, 5};
+  bool ignored[2 * 9] = {};
+  for (std::size_t j = 5; j < 9; ++j) ignored[9 + j] = true;
+
+  emha::ForwardOptions by_len, by_flag, by_bool, by_add;
+  by_len.masks.key_lengths = lengths;
+  by_flag.masks.key_ignored = ignored;
+  // The same padding as a per-batch-head bool mask and as an additive mask.
+  std::vector<char> masked_c(F::batch * F::heads * F::seq_q * F::seq_kv, 0);
+  std::vector<float> additive(masked_c.size(), 0.0f);
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < F::heads; ++h)
+      for (std::size_t i = 0; i < F::seq_q; ++i)
+        for (std::size_t j = lengths[b]; j < F::seq_kv; ++j) {
+          const std::size_t idx = ((b * F::heads + h) * F::seq_q + i) * F::seq_kv + j;
+          masked_c[idx] = 1;
+          additive[idx] = emha::mask_neg_inf;
+        }
+  std::unique_ptr<bool[]> masked(new bool[masked_c.size()]);
+  for (std::size_t i = 0; i < masked_c.size(); ++i) masked[i] = masked_c[i] != 0;
+  by_bool.masks.attn_masked = {masked.get(), masked_c.size()};
+  by_bool.masks.attn_mask_shape = emha::MaskShape::per_batch_head;
+  by_add.masks.attn_additive = {additive.data(), additive.size()};
+  by_add.masks.attn_mask_shape = emha::MaskShape::per_batch_head;
+
+  const Run a = run(*mha, shape, by_len, true), b = run(*mha, shape, by_flag, true),
+            c = run(*mha, shape, by_bool, true), d = run(*mha, shape, by_add, true);
+  REQUIRE(a.status == Status::ok);
+  REQUIRE(b.status == Status::ok);
+  REQUIRE(c.status == Status::ok);
+  REQUIRE(d.status == Status::ok);
+  CHECK(max_diff(a.out, b.out) == 0.0);
+  CHECK(max_diff(a.out, c.out) == 0.0);
+  CHECK(max_diff(a.out, d.out) <= reorder_tol);
+  // Masked keys get exactly zero weight: batch 1, every head, key 5..8.
+  for (std::size_t i = 0; i < F::seq_q; ++i) CHECK(a.weights[(1 * 1 * F::seq_q + i) * F::seq_kv + 7] == 0.0f);
+}
+
+TEST_CASE("a query row with every key masked outputs out_proj.bias, never NaN") {
+  auto mha = make_mha();
+  const std::size_t lengths[2] = {9, 0};  // second sequence: no valid key at all
+  emha::ForwardOptions opt;
+  opt.masks.key_lengths = lengths;
+  const Run r = run(*mha, {F::seq_q, F::seq_kv, F::batch}, opt, true);
+  REQUIRE(r.status == Status::ok);
+  const std::size_t rows_b0 = F::seq_q * D;
+  for (std::size_t i = 0; i < F::seq_q; ++i)
+    for (std::size_t j = 0; j < D; ++j) CHECK(r.out[rows_b0 + i * D + j] == F::out_proj_bias[j]);
+  for (std::size_t i = 0; i < F::seq_q * F::seq_kv; ++i) CHECK(r.weights[F::seq_q * F::seq_kv + i] == 0.0f);
+  for (std::size_t i = 0; i < rows_b0; ++i) CHECK(std::isfinite(r.out[i]));
+}
+
+TEST_CASE("causal offset: decoding the last query alone matches its row of the full pass") {
+  auto mha = make_mha();
+  // Self-attention on the key sequence, S = 9, causal; then only query 8 against all 9 keys.
+  const std::size_t S = F::seq_kv;
+  std::vector<float> x(F::key, F::key + S * D);  // batch 0 rows of key (kdim == d_model here)
+  std::vector<float> full(S * D), last(D);
+  emha::ForwardOptions opt;
+  opt.masks.causal = true;
+  using Cfg9 = emha::MhaConfig<D, Cfg::heads, 9>;
+  auto m9 = std::make_unique<emha::MultiHeadAttention<Cfg9>>();
+  REQUIRE(m9->set_weights(emha::test::fixture_weights<F>()) == Status::ok);
+  REQUIRE(m9->forward({S, S}, {x.data(), x.size()}, {x.data(), x.size()}, {x.data(), x.size()},
+                      {full.data(), full.size()}, opt) == Status::ok);
+  opt.masks.causal_offset = S - 1;
+  REQUIRE(m9->forward({1, S}, {x.data() + (S - 1) * D, D}, {x.data(), x.size()}, {x.data(), x.size()},
+                      {last.data(), last.size()}, opt) == Status::ok);
+  for (std::size_t j = 0; j < D; ++j) CHECK(std::fabs(last[j] - full[(S - 1) * D + j]) <= reorder_tol);
+  // And query 3 alone, at offset 3, sees keys 0..3 only: same as the full pass's row 3.
+  opt.masks.causal_offset = 3;
+  REQUIRE(m9->forward({1, S}, {x.data() + 3 * D, D}, {x.data(), x.size()}, {x.data(), x.size()},
+                      {last.data(), last.size()}, opt) == Status::ok);
+  for (std::size_t j = 0; j < D; ++j) CHECK(std::fabs(last[j] - full[3 * D + j]) <= reorder_tol);
+}
+
+TEST_CASE("scale override equals the default scale with W_q and b_q rescaled") {
+  const float s = 0.9f, dflt = 1.0f / std::sqrt(float(D / Cfg::heads));
+  std::vector<float> w_in(F::in_proj_weight, F::in_proj_weight + 3 * D * D);
+  std::vector<float> b_in(F::in_proj_bias, F::in_proj_bias + 3 * D);
+  for (std::size_t i = 0; i < D * D; ++i) w_in[i] *= s / dflt;
+  for (std::size_t i = 0; i < D; ++i) b_in[i] *= s / dflt;
+  auto a = make_mha();
+  auto b = std::make_unique<Mha>();
+  emha::MhaWeights w = emha::test::fixture_weights<F>();
+  w.in_proj_weight = {w_in.data(), w_in.size()};
+  w.in_proj_bias = {b_in.data(), b_in.size()};
+  REQUIRE(b->set_weights(w) == Status::ok);
+  emha::ForwardOptions opt;
+  opt.scale = s;
+  const Run ra = run(*a, {F::seq_q, F::seq_kv, F::batch}, opt);
+  const Run rb = run(*b, {F::seq_q, F::seq_kv, F::batch}, {});
+  REQUIRE(ra.status == Status::ok);
+  CHECK(max_diff(ra.out, rb.out) <= reorder_tol);
+  const Run rc = run(*a, {F::seq_q, F::seq_kv, F::batch}, {});
+  CHECK(max_diff(ra.out, rc.out) > 1e-3);  // and the override did change something
+}
+
+TEST_CASE("averaged attention weights are the mean of the per-head ones") {
+  auto mha = make_mha();
+  emha::ForwardOptions opt;
+  const emha::AttentionShape shape{F::seq_q, F::seq_kv, F::batch};
+  const Run avg = run(*mha, shape, opt, true);
+  opt.average_attn_weights = false;
+  const Run per = run(*mha, shape, opt, true);
+  const std::size_t block = F::seq_q * F::seq_kv;
+  for (std::size_t b = 0; b < F::batch; ++b)
+    for (std::size_t i = 0; i < block; ++i) {
+      double sum = 0;
+      for (std::size_t h = 0; h < F::heads; ++h) sum += per.weights[(b * F::heads + h) * block + i];
+      CHECK(std::fabs(sum / F::heads - avg.weights[b * block + i]) <= 1e-6);
+    }
+  CHECK(max_diff(avg.out, per.out) == 0.0);
+}
+
+TEST_CASE("bad input returns an error and writes nothing") {
+  auto mha = make_mha();
+  const auto q = emha::test::span_of(F::query);
+  const auto k = emha::test::span_of(F::key);
+  const auto v = emha::test::span_of(F::value);
+  constexpr std::size_t guard = 8, n = F::batch * F::seq_q * D;
+  std::vector<float> buf(n + 2 * guard, 7.0f), wbuf(F::batch * F::seq_q * F::seq_kv + 2 * guard, 7.0f);
+  const emha::Span<float> out{buf.data() + guard, n};
+  const emha::AttentionShape ok_shape{F::seq_q, F::seq_kv, F::batch};
+  auto untouched = [&] {
+    for (float x : buf) if (x != 7.0f) return false;
+    for (float x : wbuf) if (x != 7.0f) return false;
+    return true;
+  };
+  emha::ForwardOptions with_w;
+  with_w.attn_weights = {wbuf.data() + guard, F::batch * F::seq_q * F::seq_kv};
+
+  CHECK(mha->forward({F::seq_q + 1, F::seq_kv, 1}, q, k, v, out, with_w) == Status::too_long);
+  CHECK(mha->forward({F::seq_q, F::seq_kv + 1, 1}, q, k, v, out, with_w) == Status::too_long);
+  CHECK(mha->forward({1, 1, F::batch + 1}, q, k, v, out, with_w) == Status::too_long);
+  CHECK(mha->forward({0, F::seq_kv, 1}, q, k, v, out, with_w) == Status::invalid_argument);
+  CHECK(mha->forward({F::seq_q, 0, 1}, q, k, v, out, with_w) == Status::invalid_argument);
+  CHECK(mha->forward({F::seq_q, F::seq_kv, 0}, q, k, v, out, with_w) == Status::invalid_argument);
+  CHECK(mha->forward(ok_shape, {}, k, v, out, with_w) == Status::null_pointer);
+  CHECK(mha->forward(ok_shape, q, {nullptr, 100}, v, out, with_w) == Status::null_pointer);
+  CHECK(mha->forward(ok_shape, q, k, v, {}, with_w) == Status::null_pointer);
+  CHECK(mha->forward(ok_shape, {q.data, q.size - 1}, k, v, out, with_w) == Status::size_mismatch);
+  CHECK(mha->forward(ok_shape, q, {k.data, k.size - 1}, v, out, with_w) == Status::size_mismatch);
+  CHECK(mha->forward(ok_shape, q, k, {v.data, v.size - 1}, out, with_w) == Status::size_mismatch);
+  CHECK(mha->forward(ok_shape, q, k, v, {out.data, n - 1}, with_w) == Status::size_mismatch);
+
+  emha::ForwardOptions o = with_w;
+  o.attn_weights.size -= 1;
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::size_mismatch);
+  o = with_w;
+  o.average_attn_weights = false;  // needs heads times more room
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::size_mismatch);
+  o = with_w;
+  const std::size_t too_long_len[2] = {F::seq_kv + 1, 1};
+  o.masks.key_lengths = too_long_len;
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::invalid_argument);
+  o = with_w;
+  const std::size_t one_len[1] = {3};
+  o.masks.key_lengths = one_len;  // one length for two sequences
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::size_mismatch);
+  o = with_w;
+  const bool ignore[3] = {};
+  o.masks.key_ignored = ignore;
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::size_mismatch);
+  o = with_w;
+  const float add[F::seq_q * F::seq_kv] = {};
+  o.masks.attn_additive = add;
+  o.masks.attn_mask_shape = emha::MaskShape::per_head;  // needs heads times more
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::size_mismatch);
+  o = with_w;
+  o.scale = NAN;
+  CHECK(mha->forward(ok_shape, q, k, v, out, o) == Status::invalid_argument);
+  CHECK(untouched());
+
+  Mha no_weights;
+  CHECK(no_weights.forward(ok_shape, q, k, v, out) == Status::invalid_argument);
+  CHECK(untouched());
+  // And the control: the same call with good arguments writes.
+  CHECK(mha->forward(ok_shape, q, k, v, out, with_w) == Status::ok);
+  CHECK(!untouched());
+  CHECK(buf[guard - 1] == 7.0f);
+  CHECK(buf[guard + n] == 7.0f);
+}
+
+TEST_CASE("set_weights refuses missing, mis-sized or wrong-form weights") {
+  Mha mha;
+  const emha::MhaWeights good = emha::test::fixture_weights<F>();
+  emha::MhaWeights w = good;
+  w.out_proj_bias = {};
+  CHECK(mha.set_weights(w) == Status::null_pointer);
+  w = good;
+  w.in_proj_weight.size -= 1;
+  CHECK(mha.set_weights(w) == Status::size_mismatch);
+  w = good;
+  w.q_proj_weight = w.out_proj_weight;  // separate projections with kdim == vdim == d_model
+  CHECK(mha.set_weights(w) == Status::invalid_argument);
+  emha::MultiHeadAttention<NoBiasCfg> nb;
+  CHECK(nb.set_weights(good) == Status::invalid_argument);  // biases given with bias off
+  CHECK(mha.set_weights(good) == Status::ok);
+}

@@ -1,0 +1,168 @@
+// gemm_f32 against its scalar reference (same float arithmetic, another summation order) and
+// against float64 math, over every tail of every micro-kernel tile and both B layouts.
+//
+// Tolerance (Higham, "Accuracy and Stability", 3.1): a float32 dot product of length k, in any
+// order, with or without FMA, is within gamma_k * sum|a_p * b_p| of the exact value, with
+// gamma_k ~ k * u. Alpha, bias and beta add three more roundings:
+//   |c - c_exact| <= (k + 3) * u * (|alpha| sum_p |a_p b_p| + |bias_j| + |beta c_j|).
+// The check against the float reference allows twice that (both sides carry the error).
+// A dropped or doubled term is off by |a_p b_p|, far beyond this bound.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "emha/kernels/gemm.hpp"
+#include "emha/kernels/gemm_ref.hpp"
+#include "support/numeric.hpp"
+
+using emha::GemmOptions;
+using emha::Status;
+using emha::Trans;
+
+namespace {
+
+// Scratch for the largest case below (m, n, k <= 300), from an arena, never the heap.
+emha::StaticArena<emha::gemm_f32_scratch_bytes(300, 300, 300)> g_scratch;
+
+struct GemmCase {
+  std::size_t m, n, k;
+  Trans trans = Trans::none;
+  std::size_t pad = 0;  // extra columns in every leading dimension
+  GemmOptions opt{};
+  bool with_bias = false;
+};
+
+void check_gemm(const GemmCase& t, std::uint64_t seed) {
+  const std::size_t lda = t.k + t.pad, ldc = t.n + t.pad;
+  const std::size_t b_rows = t.trans == Trans::none ? t.k : t.n;
+  const std::size_t ldb = (t.trans == Trans::none ? t.n : t.k) + t.pad;
+  const auto a = emha::test::uniform(t.m * lda, seed);
+  const auto b = emha::test::uniform(b_rows * ldb, seed + 1);
+  const auto bias = emha::test::uniform(t.n, seed + 2);
+  const auto c0 = emha::test::uniform(t.m * ldc, seed + 3);
+  GemmOptions opt = t.opt;
+  if (t.with_bias) opt.bias = bias.data();
+
+  std::vector<float> c = c0, c_ref = c0, c64 = c0;
+  REQUIRE(emha::gemm_f32(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, t.trans, c.data(), ldc,
+                         g_scratch, opt) == Status::ok);
+  CHECK(g_scratch.used() == 0);  // scratch released
+  emha::gemm_f32_ref(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, t.trans, c_ref.data(), ldc, opt);
+  emha::gemm_f32_ref<double>(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, t.trans, c64.data(), ldc, opt);
+
+  // The magnitude sum_p |a_p b_p| per element, for the bound.
+  std::vector<float> abs_a(a.size()), abs_b(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
+  for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
+  std::vector<float> mag(t.m * ldc, 0.0f);
+  emha::gemm_f32_ref<double>(t.m, t.n, t.k, abs_a.data(), lda, abs_b.data(), ldb, t.trans,
+                             mag.data(), ldc);
+
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < t.m; ++i) {
+    for (std::size_t j = 0; j < ldc; ++j) {
+      const std::size_t idx = i * ldc + j;
+      if (j >= t.n) {  // padding between rows: never written
+        if (c[idx] != c0[idx]) ++bad;
+        continue;
+      }
+      const double scale = std::fabs(opt.alpha) * mag[idx] + (opt.bias ? std::fabs(opt.bias[j]) : 0.0) +
+                           std::fabs(opt.beta * c0[idx]);
+      const double bound = double(t.k + 3) * emha::test::u32 * scale;
+      if (std::fabs(double(c[idx]) - double(c64[idx])) > bound) ++bad;
+      if (std::fabs(double(c[idx]) - double(c_ref[idx])) > 2 * bound) ++bad;
+    }
+  }
+  INFO("m=" << t.m << " n=" << t.n << " k=" << t.k << " trans=" << int(t.trans) << " pad=" << t.pad
+            << " alpha=" << opt.alpha << " beta=" << opt.beta << " bias=" << t.with_bias);
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("gemm_f32: square sizes over every tail, both B layouts") {
+  std::uint64_t seed = 1;
+  for (std::size_t s : emha::test::tail_sizes)
+    for (Trans tr : {Trans::none, Trans::transpose}) check_gemm({s, s, s, tr}, seed++);
+}
+
+TEST_CASE("gemm_f32: one dimension swept while the others stay at odd sizes") {
+  std::uint64_t seed = 100;
+  for (std::size_t s : emha::test::tail_sizes) {
+    for (Trans tr : {Trans::none, Trans::transpose}) {
+      check_gemm({s, 17, 9, tr}, seed++);
+      check_gemm({13, s, 31, tr}, seed++);
+      check_gemm({7, 33, s, tr}, seed++);
+    }
+  }
+}
+
+TEST_CASE("gemm_f32: leading dimensions wider than the matrix, alpha, beta, bias") {
+  std::uint64_t seed = 500;
+  for (std::size_t s : {1u, 7u, 9u, 17u, 33u}) {
+    for (Trans tr : {Trans::none, Trans::transpose}) {
+      check_gemm({s, s + 2, s + 1, tr, 5}, seed++);
+      check_gemm({s, 19, 23, tr, 3, GemmOptions{0.5f, 0.0f, nullptr}, true}, seed++);
+      check_gemm({s, 19, 23, tr, 3, GemmOptions{1.0f, -1.5f, nullptr}, false}, seed++);
+      check_gemm({23, s, 11, tr, 1, GemmOptions{-2.0f, 0.25f, nullptr}, true}, seed++);
+    }
+  }
+}
+
+TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
+  // k > gemm_kc (two k blocks: the second accumulates), m > gemm_mc, n near gemm_nc.
+  check_gemm({97, 70, 300, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
+  check_gemm({131, 45, 290, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
+  check_gemm({200, 300, 40, Trans::transpose}, 902);
+}
+
+TEST_CASE("gemm_f32: attention-shaped products") {
+  check_gemm({64, 96, 32, Trans::transpose, 0, GemmOptions{}, true}, 1000);  // x * W^T + b
+  check_gemm({16, 24, 8, Trans::transpose, 24}, 1001);                        // Q_h K_h^T, ld = d_model
+  check_gemm({16, 8, 24, Trans::none, 24}, 1002);                              // P V_h
+}
+
+TEST_CASE("gemm_f32: beta == 0 never reads C") {
+  const std::size_t m = 5, n = 9, k = 4;
+  const auto a = emha::test::uniform(m * k, 7), b = emha::test::uniform(k * n, 8);
+  std::vector<float> c(m * n, std::nanf("")), c_ref(m * n);
+  REQUIRE(emha::gemm_f32(m, n, k, a.data(), k, b.data(), n, Trans::none, c.data(), n, g_scratch) == Status::ok);
+  emha::gemm_f32_ref(m, n, k, a.data(), k, b.data(), n, Trans::none, c_ref.data(), n);
+  for (std::size_t i = 0; i < c.size(); ++i) CHECK(std::fabs(c[i] - c_ref[i]) <= 1e-5f * (1 + std::fabs(c_ref[i])));
+}
+
+TEST_CASE("gemm_f32: k == 0 gives bias + beta * C; empty m or n is a no-op") {
+  float c[6] = {1, 2, 3, 4, 5, 6};
+  const float bias[3] = {10, 20, 30};
+  REQUIRE(emha::gemm_f32(2, 3, 0, nullptr, 0, nullptr, 3, Trans::none, c, 3, g_scratch,
+                         GemmOptions{1.0f, 2.0f, bias}) == Status::ok);
+  const float want[6] = {12, 24, 36, 18, 30, 42};
+  for (int i = 0; i < 6; ++i) CHECK(c[i] == want[i]);
+  CHECK(emha::gemm_f32(0, 3, 4, nullptr, 4, nullptr, 3, Trans::none, nullptr, 3, g_scratch) == Status::ok);
+}
+
+TEST_CASE("gemm_f32: errors leave C untouched") {
+  const auto a = emha::test::uniform(64 * 64, 1), b = emha::test::uniform(64 * 64, 2);
+  std::vector<float> c(64 * 64, 42.0f);
+  emha::StaticArena<256> tiny;
+  CHECK(emha::gemm_f32(64, 64, 64, a.data(), 64, b.data(), 64, Trans::none, c.data(), 64, tiny) ==
+        Status::no_space);
+  CHECK(emha::gemm_f32(4, 4, 4, nullptr, 4, b.data(), 4, Trans::none, c.data(), 4, g_scratch) ==
+        Status::null_pointer);
+  for (float x : c) REQUIRE(x == 42.0f);
+  CHECK(tiny.used() == 0);
+}
+
+TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {
+  for (std::size_t s : {1u, 17u, 127u, 300u}) {
+    const std::size_t need = emha::gemm_f32_scratch_bytes(s, s, s);
+    std::vector<std::byte> buf(need);
+    const auto a = emha::test::uniform(s * s, 3), b = emha::test::uniform(s * s, 4);
+    std::vector<float> c(s * s);
+    emha::ArenaRef arena(buf.data(), need);  // malloc alignment only: the bound includes the slack
+    CHECK(emha::gemm_f32(s, s, s, a.data(), s, b.data(), s, Trans::transpose, c.data(), s, arena) == Status::ok);
+    CHECK(arena.high_water() <= need);
+  }
+}

@@ -1,0 +1,135 @@
+// Mask kernels against their scalar references, element for element (masking writes -inf or adds
+// one float: the results must be bit-identical), and against the plain definitions.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "emha/kernels/mask.hpp"
+#include "emha/kernels/mask_ref.hpp"
+#include "emha/kernels/softmax.hpp"
+#include "support/numeric.hpp"
+
+namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<bool> flags(std::size_t n, std::uint64_t seed) {
+  const auto r = emha::test::uniform(n, seed);
+  std::vector<bool> f(n);
+  for (std::size_t i = 0; i < n; ++i) f[i] = r[i] > 0.3f;
+  return f;
+}
+
+// std::vector<bool> is packed: copy into plain bools for the kernels.
+struct Bools {
+  explicit Bools(const std::vector<bool>& v) : n(v.size()), p(new bool[v.size() ? v.size() : 1]) {
+    for (std::size_t i = 0; i < n; ++i) p[i] = v[i];
+  }
+  ~Bools() { delete[] p; }
+  Bools(const Bools&) = delete;
+  Bools& operator=(const Bools&) = delete;
+  std::size_t n;
+  bool* p;
+};
+
+}  // namespace
+
+TEST_CASE("mask kernels match their references on every tail") {
+  std::uint64_t seed = 1;
+  for (std::size_t cols : emha::test::tail_sizes) {
+    const std::size_t rows = cols % 7 + 1, lds = cols + 2;
+    const auto s0 = emha::test::uniform(rows * lds, seed++);
+    const Bools key(flags(cols, seed++));
+    const Bools blk(flags(rows * (cols + 1), seed++));
+    const auto add = emha::test::uniform(rows * (cols + 1), seed++);
+    INFO("rows=" << rows << " cols=" << cols);
+
+    for (std::size_t off : {std::size_t(0), std::size_t(1), cols / 2, cols + 3}) {
+      auto s = s0, r = s0;
+      emha::mask_causal_f32(rows, cols, off, s.data(), lds);
+      emha::mask_causal_f32_ref(rows, cols, off, r.data(), lds);
+      CHECK(same_bits(s, r));
+    }
+    for (std::size_t valid : {std::size_t(0), std::size_t(1), cols / 2, cols, cols + 1}) {
+      auto s = s0, r = s0;
+      emha::mask_key_valid_f32(rows, cols, valid, s.data(), lds);
+      emha::mask_key_valid_f32_ref(rows, cols, valid, r.data(), lds);
+      CHECK(same_bits(s, r));
+    }
+    {
+      auto s = s0, r = s0;
+      emha::mask_key_ignore_f32(rows, cols, key.p, s.data(), lds);
+      emha::mask_key_ignore_f32_ref(rows, cols, key.p, r.data(), lds);
+      CHECK(same_bits(s, r));
+    }
+    for (std::size_t ldm : {cols + 1, std::size_t(0)}) {
+      auto s = s0, r = s0;
+      emha::mask_bool_f32(rows, cols, blk.p, ldm, s.data(), lds);
+      emha::mask_bool_f32_ref(rows, cols, blk.p, ldm, r.data(), lds);
+      CHECK(same_bits(s, r));
+      std::vector<float> o(rows * lds, 9.0f), o_ref = o;
+      emha::mask_bool_to_additive_f32(rows, cols, blk.p, ldm, o.data(), lds);
+      emha::mask_bool_to_additive_f32_ref(rows, cols, blk.p, ldm, o_ref.data(), lds);
+      CHECK(same_bits(o, o_ref));
+      s = s0;
+      r = s0;
+      emha::mask_add_f32(rows, cols, add.data(), ldm, s.data(), lds);
+      emha::mask_add_f32_ref(rows, cols, add.data(), ldm, r.data(), lds);
+      CHECK(same_bits(s, r));
+    }
+  }
+}
+
+TEST_CASE("mask definitions") {
+  constexpr float ninf = emha::mask_neg_inf;
+  SUBCASE("causal with a query offset (3 new queries after 2 cached keys)") {
+    std::vector<float> s(3 * 5, 1.0f);
+    emha::mask_causal_f32(3, 5, 2, s.data(), 5);
+    const float want[15] = {1, 1, 1, ninf, ninf, 1, 1, 1, 1, ninf, 1, 1, 1, 1, 1};
+    for (int i = 0; i < 15; ++i) CHECK(s[i] == want[i]);
+  }
+  SUBCASE("key padding by length and by flags agree") {
+    std::vector<float> a(2 * 6, 0.5f), b = a;
+    const bool ignore[6] = {false, false, false, false, true, true};
+    emha::mask_key_valid_f32(2, 6, 4, a.data(), 6);
+    emha::mask_key_ignore_f32(2, 6, ignore, b.data(), 6);
+    CHECK(same_bits(a, b));
+    CHECK(a[3] == 0.5f);
+    CHECK(a[4] == ninf);
+    CHECK(a[11] == ninf);
+  }
+  SUBCASE("boolean mask: true = masked; applied equals converted-then-added") {
+    const bool m[4] = {true, false, false, true};
+    std::vector<float> s(4, 2.0f), t(4, 2.0f), add(4);
+    emha::mask_bool_f32(2, 2, m, 2, s.data(), 2);
+    emha::mask_bool_to_additive_f32(2, 2, m, 2, add.data(), 2);
+    emha::mask_add_f32(2, 2, add.data(), 2, t.data(), 2);
+    CHECK(same_bits(s, t));
+    CHECK(s[0] == ninf);
+    CHECK(s[1] == 2.0f);
+    CHECK(add[1] == 0.0f);
+  }
+  SUBCASE("MaskView broadcasts over heads and batch with zero strides") {
+    float data[2 * 3 * 4];
+    const emha::MaskView<float> per_head{data, 4, 12, 0};
+    CHECK(per_head.block(1, 1) == data + 12);
+    CHECK(per_head.block(0, 1) == data + 12);
+    const emha::MaskView<float> per_batch_head{data, 4, 12, 24};
+    CHECK(per_batch_head.block(1, 0) == data + 24);
+    const emha::MaskView<float> shared{data, 4, 0, 0};
+    CHECK(shared.block(5, 7) == data);
+  }
+  SUBCASE("masked scores give zero weight after softmax") {
+    std::vector<float> s = emha::test::uniform(4 * 4, 11);
+    emha::mask_causal_f32(4, 4, 0, s.data(), 4);
+    emha::softmax_f32(4, 4, s.data(), 4, s.data(), 4);
+    CHECK(s[1] == 0.0f);
+    CHECK(s[0] == 1.0f);
+    CHECK(s[4 + 2] == 0.0f);
+  }
+}

@@ -1,0 +1,141 @@
+// softmax_f32 against its scalar reference and float64 math.
+//
+// Tolerance: y_j = e_j / S with e_j = exp(z_j - max). Forming z costs one rounding of |z| (up to
+// 2u relative to z with the mask add); exp turns an absolute argument error d into a relative
+// error d, so e_j carries ~ (|z_j| + |max|) * 2u plus the exp's own few ulp (xsimd: <= 4 ulp);
+// the sum of n terms adds n * u and the final scaling 2u. Per element:
+//   |y - y64| <= y64 * (2 (|z_j| + |max|) + n + 16) * u + 1e-37 (flush of subnormal results).
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "emha/kernels/softmax.hpp"
+#include "emha/kernels/softmax_ref.hpp"
+#include "support/numeric.hpp"
+
+using emha::SoftmaxOptions;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+void check_softmax(std::size_t rows, std::size_t n, std::size_t pad, const SoftmaxOptions& opt,
+                   std::vector<float> x) {
+  const std::size_t ld = n + pad;
+  std::vector<float> y(rows * ld, 7.0f), y_ref(rows * ld, 7.0f), y64(rows * ld, 7.0f);
+  emha::softmax_f32(rows, n, x.data(), ld, y.data(), ld, opt);
+  emha::softmax_f32_ref(rows, n, x.data(), ld, y_ref.data(), ld, opt);
+  emha::softmax_f32_ref<double>(rows, n, x.data(), ld, y64.data(), ld, opt);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    double zmax = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const float* m = opt.mask ? opt.mask + i * opt.ldmask : nullptr;
+      const double z = double(opt.scale) * x[i * ld + j] + (m ? m[j] : 0.0);
+      if (std::isfinite(z)) zmax = std::fmax(zmax, std::fabs(z));
+    }
+    for (std::size_t j = 0; j < ld; ++j) {
+      const std::size_t k = i * ld + j;
+      if (j >= n) {  // padding never written
+        bad += y[k] != 7.0f;
+        continue;
+      }
+      const double tol = y64[k] * (4 * zmax + double(n) + 16) * emha::test::u32 + 1e-37;
+      bad += !(std::fabs(y[k] - y64[k]) <= tol);
+      bad += !(std::fabs(y[k] - y_ref[k]) <= 2 * tol);
+    }
+  }
+  INFO("rows=" << rows << " n=" << n << " pad=" << pad << " scale=" << opt.scale
+               << " mask=" << (opt.mask != nullptr));
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("softmax_f32 over every tail length, with scale, padding and masks") {
+  std::uint64_t seed = 1;
+  for (std::size_t n : emha::test::tail_sizes) {
+    check_softmax(3, n, 0, {}, emha::test::uniform(3 * n, seed++, -4, 4));
+    check_softmax(2, n, 3, SoftmaxOptions{0.125f}, emha::test::uniform(2 * (n + 3), seed++, -20, 20));
+    auto mask = emha::test::uniform(4 * n, seed++, -2, 2);
+    mask[n / 2] = -inf;  // a masked key in row 0
+    check_softmax(4, n, 1, SoftmaxOptions{0.5f, mask.data(), n}, emha::test::uniform(4 * (n + 1), seed++));
+    check_softmax(4, n, 0, SoftmaxOptions{1.0f, mask.data(), 0}, emha::test::uniform(4 * n, seed++));
+  }
+}
+
+TEST_CASE("softmax_f32 rows sum to one and follow float64 at +-80 magnitudes") {
+  for (std::size_t n : {1u, 9u, 33u, 127u}) {
+    auto x = emha::test::uniform(2 * n, 77 + n, -80, 80);
+    x[0] = 80.0f;
+    x[n] = -80.0f;
+    check_softmax(2, n, 0, {}, x);
+    std::vector<float> y(2 * n);
+    emha::softmax_f32(2, n, x.data(), n, y.data(), n);
+    for (std::size_t r = 0; r < 2; ++r) {
+      double sum = 0;
+      for (std::size_t j = 0; j < n; ++j) sum += y[r * n + j];
+      CHECK(std::fabs(sum - 1.0) <= (double(n) + 8) * emha::test::u32 * 4);
+    }
+  }
+}
+
+TEST_CASE("softmax_f32 edge cases") {
+  SUBCASE("one element is exactly 1") {
+    const float x = 3.5f;
+    float y = 0;
+    emha::softmax_f32(1, 1, &x, 1, &y, 1);
+    CHECK(y == 1.0f);
+  }
+  SUBCASE("a row of all -inf gives zeros, never NaN, and other rows are unaffected") {
+    for (std::size_t n : {1u, 8u, 17u}) {
+      std::vector<float> x(2 * n, -inf);
+      for (std::size_t j = 0; j < n; ++j) x[n + j] = float(j);
+      std::vector<float> y(2 * n, 5.0f);
+      emha::softmax_f32(2, n, x.data(), n, y.data(), n);
+      double sum = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        CHECK(y[j] == 0.0f);
+        sum += y[n + j];
+      }
+      CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+    }
+  }
+  SUBCASE("an additive mask of -inf over a whole row gives zeros") {
+    std::vector<float> x = emha::test::uniform(9, 3), mask(9, -inf), y(9, 1.0f);
+    emha::softmax_f32(1, 9, x.data(), 9, y.data(), 9, SoftmaxOptions{1.0f, mask.data(), 9});
+    for (float v : y) CHECK(v == 0.0f);
+  }
+  SUBCASE("a NaN shows up as NaN in its row only") {
+    for (std::size_t n : {1u, 3u, 8u, 9u, 33u}) {
+      for (std::size_t at : {std::size_t(0), n / 2, n - 1}) {
+        std::vector<float> x = emha::test::uniform(2 * n, n + at);
+        x[at] = std::nanf("");
+        std::vector<float> y(2 * n);
+        emha::softmax_f32(2, n, x.data(), n, y.data(), n);
+        std::size_t nan_row0 = 0, nan_row1 = 0;
+        for (std::size_t j = 0; j < n; ++j) {
+          nan_row0 += std::isnan(y[j]);
+          nan_row1 += std::isnan(y[n + j]);
+        }
+        CHECK(nan_row0 == n);
+        CHECK(nan_row1 == 0);
+      }
+    }
+  }
+  SUBCASE("a NaN beside -inf keys is not hidden as a masked row") {
+    std::vector<float> x(9, -inf), y(9);
+    x[4] = std::nanf("");
+    emha::softmax_f32(1, 9, x.data(), 9, y.data(), 9);
+    for (float v : y) CHECK(std::isnan(v));
+  }
+  SUBCASE("in place") {
+    std::vector<float> x = emha::test::uniform(3 * 17, 5), ref(3 * 17);
+    emha::softmax_f32_ref<double>(3, 17, x.data(), 17, ref.data(), 17);
+    emha::softmax_f32(3, 17, x.data(), 17, x.data(), 17);
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(ref[i]).epsilon(1e-5));
+  }
+}

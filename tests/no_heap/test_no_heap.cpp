@@ -1,0 +1,69 @@
+// No-heap proof: arena, kernel and attention calls run with the heap gate armed (any allocation
+// is counted and fails). The counter is read before asserting: doctest itself may allocate.
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "emha/arena.hpp"
+#include "emha/kernels/gemm.hpp"
+#include "emha/kernels/mask.hpp"
+#include "emha/kernels/softmax.hpp"
+#include "heap_gate.hpp"
+#include "no_heap_attention.hpp"
+
+namespace {
+
+float g_a[33 * 40], g_b[40 * 29], g_c[33 * 29], g_mask[29];
+bool g_ignore[29];
+emha::StaticArena<emha::gemm_f32_scratch_bytes(33, 29, 40)> g_scratch;
+
+}  // namespace
+
+TEST_CASE("negative control: the gate sees (and fails) malloc and operator new") {
+  void* (*volatile alloc)(std::size_t) = std::malloc;  // volatile: not elided by the optimizer
+  heap_gate::arm();
+  void* p = alloc(64);
+  const std::size_t malloc_attempts = heap_gate::disarm();
+  heap_gate::arm();
+  int* q = new (std::nothrow) int[16];
+  const std::size_t new_attempts = heap_gate::disarm();  // >= 1: a failed new may retry
+  CHECK(p == nullptr);
+  CHECK(malloc_attempts == 1);
+  CHECK(q == nullptr);
+  CHECK(new_attempts >= 1);
+}
+
+TEST_CASE("arena and kernels do not touch the heap") {
+  for (std::size_t i = 0; i < sizeof g_a / sizeof *g_a; ++i) g_a[i] = float(i % 7) * 0.25f;
+  for (std::size_t i = 0; i < sizeof g_b / sizeof *g_b; ++i) g_b[i] = float(i % 5) * 0.5f;
+  g_ignore[3] = true;
+
+  heap_gate::arm();
+  emha::StaticArena<512> arena;
+  float* f = nullptr;
+  const bool arena_ok = arena.allocate(16, f) == emha::Status::ok;
+  const bool gemm_ok = emha::gemm_f32(33, 29, 40, g_a, 40, g_b, 29, emha::Trans::none, g_c, 29,
+                                      g_scratch) == emha::Status::ok;
+  const bool gemm_t_ok = emha::gemm_f32(29, 33, 29, g_b, 29, g_c, 29, emha::Trans::transpose, g_a,
+                                        33, g_scratch) == emha::Status::ok;
+  emha::mask_causal_f32(33, 29, 2, g_c, 29);
+  emha::mask_key_ignore_f32(33, 29, g_ignore, g_c, 29);
+  emha::mask_add_f32(33, 29, g_mask, 0, g_c, 29);
+  emha::softmax_f32(33, 29, g_c, 29, g_c, 29, emha::SoftmaxOptions{0.5f, g_mask, 0});
+  const std::size_t attempts = heap_gate::disarm();
+
+  CHECK(arena_ok);
+  CHECK(gemm_ok);
+  CHECK(gemm_t_ok);
+  CHECK(attempts == 0);
+}
+
+TEST_CASE("MultiHeadAttention construction and forward do not touch the heap") {
+  heap_gate::arm();
+  const NoHeapAttentionResult r = run_attention_without_heap();
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(r.ok);
+  CHECK(attempts == 0);
+}

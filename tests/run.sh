@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole test suite (README command 2; .ci/run runs it). Installs dependencies, then builds
+# and runs every configuration; stops with a non-zero status at the first failure.
+#   EMHA_BUILD_ROOT  where build trees go (default: build/)
+#   EMHA_JOBS        parallel build jobs (default: nproc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${EMHA_BUILD_ROOT:-$root/build}
+jobs=${EMHA_JOBS:-$(nproc)}
+mkdir -p "$out"
+
+bash .ci/install-deps
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+# configure_build_test <name> [cmake args...]: a build tree under $out/<name>, all of ctest.
+configure_build_test() {
+  local name=$1; shift
+  step "$name"
+  cmake -S "$root" -B "$out/$name" -DEMHA_BUILD_BENCH=OFF "$@" >/dev/null
+  cmake --build "$out/$name" -j "$jobs"
+  (cd "$out/$name" && ctest --output-on-failure -j "$jobs")
+}
+
+configure_build_test native-release -DCMAKE_BUILD_TYPE=Release
+configure_build_test native-asan -DCMAKE_BUILD_TYPE=Debug -DEMHA_SANITIZE=ON
+configure_build_test native-scalar -DCMAKE_BUILD_TYPE=Release -DEMHA_SIMD=OFF
+
+step "lib/ with -fno-exceptions -fno-rtti, and a consumer built the same way"
+cmake -S "$root" -B "$out/no-exceptions" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
+  -DEMHA_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="-fno-exceptions -fno-rtti" >/dev/null
+cmake --build "$out/no-exceptions" -j "$jobs"
+
+step "install, then find_package(emha) and add_subdirectory from a consumer project"
+rm -rf "$out/prefix"
+cmake --install "$out/no-exceptions" --prefix "$out/prefix" >/dev/null
+for mode in package subdirectory; do
+  cmake -S tests/consumer -B "$out/consumer-$mode" -DCMAKE_BUILD_TYPE=Release \
+    -DCONSUMER_MODE=$mode -DCMAKE_PREFIX_PATH="$out/prefix" -DEMHA_SOURCE_DIR="$root" \
+    -DCMAKE_CXX_FLAGS="-fno-exceptions -fno-rtti" >/dev/null
+  cmake --build "$out/consumer-$mode" -j "$jobs"
+  "$out/consumer-$mode/consumer"
+done
+
+if [ -f tests/cross.sh ]; then
+  bash tests/cross.sh "$out" "$jobs"
+fi
+
+step "all test configurations passed"
