@@ -18,12 +18,14 @@ auto span_of(const A& a) {
   }
 }
 
-template <class F>
+// The fixture's sizes as a Config; Prepack = false reads the weights in place.
+template <class F, bool Prepack = true>
 struct FixtureConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
   static constexpr std::size_t kdim = F::kdim;
   static constexpr std::size_t vdim = F::vdim;
   static constexpr std::size_t max_batch = F::batch;
   static constexpr bool bias = F::bias;
+  static constexpr bool prepack_weights = Prepack;
 };
 
 template <class F>

@@ -20,6 +20,9 @@ using F = emha::fixtures::key_padding;  // d_model 32, 4 heads, S_q 6, S_kv 9, b
 using Cfg = emha::test::FixtureConfig<F>;
 using Mha = emha::MultiHeadAttention<Cfg>;
 constexpr std::size_t D = F::d_model;
+struct InPlace : emha::MhaConfig<64, 4, 32> {
+  static constexpr bool prepack_weights = false;
+};
 struct NoBiasCfg : Cfg {
   static constexpr bool bias = false;
 };
@@ -61,11 +64,18 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   using A = emha::MultiHeadAttention<emha::MhaConfig<64, 4, 32>>;
   using B = emha::MultiHeadAttention<emha::MhaConfig<128, 4, 64>>;
   using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
-  // (64, 4, 32): QKV 32*192*4+64, ctx 32*64*4+64, scores 32*32*4+64, GEMM x*W_in^T
-  // (((32 + 7) + (192 + 31)) * 64 floats + 128): 24640 + 8256 + 4160 + 67200.
-  CHECK(A::arena_bytes == 104256);
-  CHECK(B::arena_bytes == 98368 + 32832 + 16448 + ((64 + 7) + (384 + 31)) * 128 * 4 + 128);
-  CHECK(C::arena_bytes == 393280 + 131136 + 65600 + ((96 + 7) + (768 + 31)) * 256 * 4 + 128);
+  using A_in_place = emha::MultiHeadAttention<InPlace>;
+  // (64, 4, 32): Q|K|V 32*192*4+64, ctx 32*64*4+64, scores 32*32*4+64, and the largest GEMM
+  // scratch: P*V_h ((32+7)*32 + (16+31)*32 floats + 128) = 11136.
+  CHECK(A::arena_bytes == 24640 + 8256 + 4160 + 11136);
+  // Weights read in place: x*W_in^T packs W per call ((32+7)*64 + (192+31)*64 floats + 128).
+  CHECK(A_in_place::arena_bytes == 24640 + 8256 + 4160 + 67200);
+  // Pre-packed weights: four matrices of 64 x (64 + 31) floats.
+  CHECK(A::packed_weight_bytes == 4 * 64 * 95 * 4);
+  CHECK(A_in_place::packed_weight_bytes == 0);
+  // (128, 4, 64) and (256, 8, 128): the projections' A panel dominates the GEMM scratch.
+  CHECK(B::arena_bytes == 98368 + 32832 + 16448 + (64 + 7) * 128 * 4 + 64);
+  CHECK(C::arena_bytes == 393280 + 131136 + 65600 + (96 + 7) * 256 * 4 + 64);
 }
 
 TEST_CASE("the arena's high-water mark after forward is bounded by arena_bytes") {

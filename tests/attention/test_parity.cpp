@@ -55,9 +55,9 @@ std::vector<std::size_t> prefix_lengths() {
   return lengths;
 }
 
-template <class F>
+template <class F, bool Prepack>
 void run_parity(bool use_lengths) {
-  using Mha = emha::MultiHeadAttention<emha::test::FixtureConfig<F>>;
+  using Mha = emha::MultiHeadAttention<emha::test::FixtureConfig<F, Prepack>>;
   auto mha = std::make_unique<Mha>();
   REQUIRE(mha->set_weights(emha::test::fixture_weights<F>()) == emha::Status::ok);
 
@@ -85,7 +85,7 @@ void run_parity(bool use_lengths) {
 
   const double tol = emha::test::fixture_tolerance<F>();
   const double out_err = max_scaled_error(out, F::out, out_n);
-  INFO(std::string(F::name) << (use_lengths ? " (key lengths)" : "") << ": max |emha - torch| / (1 + |torch|) = "
+  INFO(std::string(F::name) << (use_lengths ? " (key lengths)" : "") << (Prepack ? "" : " (weights in place)") << ": max |emha - torch| / (1 + |torch|) = "
                << out_err << ", tolerance " << tol);
   CHECK(out_err <= tol);
   CHECK(out.guards_intact());
@@ -98,12 +98,20 @@ void run_parity(bool use_lengths) {
     CHECK(weights[0] == Guarded::sentinel);  // not requested: not written
   }
   CHECK(mha->arena().high_water() <= Mha::arena_bytes);
+
+  // The scalar reference path meets the same bound.
+  Guarded ref_out(out_n);
+  opt.attn_weights = {};
+  REQUIRE(mha->forward_reference(emha::test::fixture_shape<F>(), q, k, v, ref_out.span(), opt) ==
+          emha::Status::ok);
+  CHECK(max_scaled_error(ref_out, F::out, out_n) <= tol);
 }
 
 }  // namespace
 
 TEST_CASE_TEMPLATE_DEFINE("MultiHeadAttention matches torch.nn.MultiheadAttention", F, parity) {
-  run_parity<F>(false);
-  if (!prefix_lengths<F>().empty()) run_parity<F>(true);  // key padding as valid lengths
+  run_parity<F, true>(false);
+  run_parity<F, false>(false);                                    // weights read in place
+  if (!prefix_lengths<F>().empty()) run_parity<F, true>(true);  // key padding as valid lengths
 }
 TEST_CASE_TEMPLATE_APPLY(parity, emha::fixtures::all);

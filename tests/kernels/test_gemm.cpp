@@ -60,7 +60,13 @@ void check_gemm(const GemmCase& t, std::uint64_t seed) {
   emha::gemm_f32_ref<double>(t.m, t.n, t.k, abs_a.data(), lda, abs_b.data(), ldb, t.trans,
                              mag.data(), ldc);
 
+  // Pre-packed B: the same blocks in the same order, so bit-identical to gemm_f32.
+  std::vector<float> packed(emha::gemm_f32_packed_b_floats(t.n, t.k)), c_pre = c0;
+  REQUIRE(emha::gemm_f32_pack_b(t.n, t.k, b.data(), ldb, t.trans, packed.data(), packed.size()) == Status::ok);
+  REQUIRE(emha::gemm_f32_prepacked(t.m, t.n, t.k, a.data(), lda, packed.data(), c_pre.data(), ldc,
+                                   g_scratch, opt) == Status::ok);
   std::size_t bad = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) bad += !(c_pre[i] == c[i] || (std::isnan(c[i]) && std::isnan(c_pre[i])));
   for (std::size_t i = 0; i < t.m; ++i) {
     for (std::size_t j = 0; j < ldc; ++j) {
       const std::size_t idx = i * ldc + j;
@@ -153,6 +159,15 @@ TEST_CASE("gemm_f32: errors leave C untouched") {
         Status::null_pointer);
   for (float x : c) REQUIRE(x == 42.0f);
   CHECK(tiny.used() == 0);
+}
+
+TEST_CASE("gemm_f32_pack_b refuses a buffer below gemm_f32_packed_b_floats' need") {
+  const auto b = emha::test::uniform(40 * 33, 5);
+  std::vector<float> packed(33 * 40);  // n * k: too small whenever 33 is not a multiple of NR
+  const Status s = emha::gemm_f32_pack_b(33, 40, b.data(), 40, Trans::transpose, packed.data(), packed.size());
+  CHECK(s == Status::size_mismatch);
+  packed.resize(emha::gemm_f32_packed_b_floats(33, 40));
+  CHECK(emha::gemm_f32_pack_b(33, 40, b.data(), 40, Trans::transpose, packed.data(), packed.size()) == Status::ok);
 }
 
 TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {

@@ -7,11 +7,51 @@
 #include <cmath>
 
 #include "emha/attention/mha_plan.hpp"
+#include "emha/kernels/gemm_ref.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/softmax.hpp"
+#include "emha/kernels/softmax_ref.hpp"
 
 namespace emha::detail {
 namespace {
+
+// The kernels a forward pass runs on: the SIMD ones, or their scalar references (the oracle the
+// benchmark and tests measure the SIMD path against).
+struct SimdKernels {
+  static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                     const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
+                     ArenaRef& arena, const GemmOptions& o) noexcept {
+    return gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+  }
+  static Status gemm_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
+                               std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
+                               ArenaRef& arena, const GemmOptions& o) noexcept {
+    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, c, ldc, arena, o);
+  }
+  static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds,
+                      const SoftmaxOptions& o) noexcept {
+    softmax_f32(rows, n, s, lds, s, lds, o);
+  }
+};
+
+struct RefKernels {
+  static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                     const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
+                     ArenaRef&, const GemmOptions& o) noexcept {
+    gemm_f32_ref(m, n, k, a, lda, b, ldb, t, c, ldc, o);
+    return Status::ok;
+  }
+  // The reference path always reads the weights in place (it is given no packed weights).
+  static Status gemm_prepacked(std::size_t, std::size_t, std::size_t, const float*, std::size_t,
+                               const float*, float*, std::size_t, ArenaRef&,
+                               const GemmOptions&) noexcept {
+    return Status::invalid_argument;
+  }
+  static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds,
+                      const SoftmaxOptions& o) noexcept {
+    softmax_f32_ref(rows, n, s, lds, s, lds, o);
+  }
+};
 
 // Span present with at least `n` elements (an empty span counts as absent).
 template <class T>
@@ -102,11 +142,13 @@ struct InProj {
   const float* w[3];
   std::size_t ld[3];
   const float* bias[3];
+  const float* packed[3];  // gemm_f32_pack_b panels of W_i^T, or null
 };
 
-InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
+InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) noexcept {
   const std::size_t dd = d.d_model * d.d_model;
   InProj p{};
+  for (int i = 0; i < 3; ++i) p.packed[i] = packed.w[i];
   if (d.same_embed_dim()) {
     for (int i = 0; i < 3; ++i) {
       p.w[i] = w.in_proj_weight.data + i * dd;
@@ -125,11 +167,16 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
 }
 
 // qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count): blocks that share
-// one input are one GEMM (self-attention: all three; key == value: K and V).
+// one input are one GEMM (self-attention: all three; key == value: K and V) unless the weights
+// are pre-packed (then count == 1).
+template <class K>
 Status project(const MhaDims& d, const InProj& p, int first, int count, Rows x, std::size_t rows,
                float* qkv, ArenaRef& arena) noexcept {
   const std::size_t ldqkv = 3 * d.d_model;
-  return gemm_f32(rows, count * d.d_model, p.ld[first], x.p, x.ld, p.w[first], p.ld[first],
+  if (p.packed[first])
+    return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, p.packed[first],
+                             qkv + first * d.d_model, ldqkv, arena, GemmOptions{1.0f, 0.0f, p.bias[first]});
+  return K::gemm(rows, count * d.d_model, p.ld[first], x.p, x.ld, p.w[first], p.ld[first],
                   Trans::transpose, qkv + first * d.d_model, ldqkv, arena,
                   GemmOptions{1.0f, 0.0f, p.bias[first]});
 }
@@ -168,6 +215,23 @@ void store_weights(const MhaDims& d, const AttentionShape& sh, const ForwardOpti
 
 }  // namespace
 
+MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
+  const InProj p = in_proj(d, w, MhaPacked{});
+  const std::size_t D = d.d_model;
+  const float* src[4] = {p.w[0], p.w[1], p.w[2], w.out_proj_weight.data};
+  const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], D};
+  MhaPacked out{};
+  for (int i = 0; i < 4; ++i) {
+    const std::size_t floats = gemm_f32_packed_b_floats(D, in[i]);
+    // op(B) = W^T: [in x D] from W [D x in]; `floats` is exactly what gemm_f32_pack_b needs.
+    if (gemm_f32_pack_b(D, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
+      return MhaPacked{};
+    out.w[i] = packed;
+    packed += floats;
+  }
+  return out;
+}
+
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
   if (d.same_embed_dim()) {
     if (w.q_proj_weight.data || w.k_proj_weight.data || w.v_proj_weight.data) return Status::invalid_argument;
@@ -188,9 +252,12 @@ Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
   return Status::ok;
 }
 
-Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
-                   const AttentionShape& sh, Span<const float> query, Span<const float> key,
-                   Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
+namespace {
+
+template <class K>
+Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
+                    const AttentionShape& sh, Span<const float> query, Span<const float> key,
+                    Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
   EMHA_TRY(check_call(d, arena, sh, query, key, value, out, o));
 
   ArenaScope scope(arena);
@@ -203,8 +270,8 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
   EMHA_TRY(arena.allocate(sq * D, ctx, 64));
   EMHA_TRY(arena.allocate(sq * skv, scores, 64));
 
-  const InProj p = in_proj(d, w);
-  const bool fuse_kv = d.same_embed_dim() && key.data == value.data;
+  const InProj p = in_proj(d, w, packed);
+  const bool fuse_kv = d.same_embed_dim() && key.data == value.data && !packed.w[1];
   const bool fuse_qkv = fuse_kv && query.data == key.data && sq == skv;
   const float scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(float(dk));
   const bool weights_out = o.attn_weights.data != nullptr;
@@ -217,14 +284,14 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
     const Rows xk = rows_of(key.data, b, skv, d.kdim, sh);
     const Rows xv = rows_of(value.data, b, skv, d.vdim, sh);
     if (fuse_qkv) {
-      EMHA_TRY(project(d, p, 0, 3, xq, sq, qkv, arena));
+      EMHA_TRY(project<K>(d, p, 0, 3, xq, sq, qkv, arena));
     } else {
-      EMHA_TRY(project(d, p, 0, 1, xq, sq, qkv, arena));
+      EMHA_TRY(project<K>(d, p, 0, 1, xq, sq, qkv, arena));
       if (fuse_kv) {
-        EMHA_TRY(project(d, p, 1, 2, xk, skv, qkv, arena));
+        EMHA_TRY(project<K>(d, p, 1, 2, xk, skv, qkv, arena));
       } else {
-        EMHA_TRY(project(d, p, 1, 1, xk, skv, qkv, arena));
-        EMHA_TRY(project(d, p, 2, 1, xv, skv, qkv, arena));
+        EMHA_TRY(project<K>(d, p, 1, 1, xk, skv, qkv, arena));
+        EMHA_TRY(project<K>(d, p, 2, 1, xv, skv, qkv, arena));
       }
     }
 
@@ -232,7 +299,7 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
       const float* qh = qkv + h * dk;
       const float* kh = qkv + D + h * dk;
       const float* vh = qkv + 2 * D + h * dk;
-      EMHA_TRY(gemm_f32(sq, skv, dk, qh, ld, kh, ld, Trans::transpose, scores, skv, arena,
+      EMHA_TRY(K::gemm(sq, skv, dk, qh, ld, kh, ld, Trans::transpose, scores, skv, arena,
                         GemmOptions{scale, 0.0f, nullptr}));
       apply_masks(d, sh, m, b, h, scores);
       SoftmaxOptions so{};
@@ -240,17 +307,36 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
         so.mask = additive.block(b, h);
         so.ldmask = additive.ld;
       }
-      softmax_f32(sq, skv, scores, skv, scores, skv, so);
+      K::softmax(sq, skv, scores, skv, so);
       if (weights_out) store_weights(d, sh, o, b, h, scores);
-      EMHA_TRY(gemm_f32(sq, dk, skv, scores, skv, vh, ld, Trans::none, ctx + h * dk, D, arena));
+      EMHA_TRY(K::gemm(sq, dk, skv, scores, skv, vh, ld, Trans::none, ctx + h * dk, D, arena, {}));
     }
 
     const Rows yo = rows_of(out.data, b, sq, D, sh);
-    EMHA_TRY(gemm_f32(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose,
-                      const_cast<float*>(yo.p), yo.ld, arena,
-                      GemmOptions{1.0f, 0.0f, d.bias ? w.out_proj_bias.data : nullptr}));
+    float* y = const_cast<float*>(yo.p);
+    const GemmOptions out_bias{1.0f, 0.0f, d.bias ? w.out_proj_bias.data : nullptr};
+    if (packed.w[3]) {
+      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], y, yo.ld, arena, out_bias));
+    } else {
+      EMHA_TRY(K::gemm(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose, y, yo.ld,
+                       arena, out_bias));
+    }
   }
   return Status::ok;
+}
+
+}  // namespace
+
+Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
+                   const AttentionShape& sh, Span<const float> query, Span<const float> key,
+                   Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
+  return forward_with<SimdKernels>(d, w, packed, arena, sh, query, key, value, out, o);
+}
+
+Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
+                       const AttentionShape& sh, Span<const float> query, Span<const float> key,
+                       Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
+  return forward_with<RefKernels>(d, w, MhaPacked{}, arena, sh, query, key, value, out, o);
 }
 
 }  // namespace emha::detail

@@ -25,21 +25,27 @@ void pack_a(std::size_t mc, std::size_t kc, const float* a, std::size_t lda, flo
 }
 
 // op(B)[p][j], p < kc, j < nc  ->  bp[panel][p][NR], columns past nc zero-filled.
+// Transposed B is read along its rows (contiguous) and written strided into the L1-sized panel.
 void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Trans trans,
             float* bp) noexcept {
   for (std::size_t j = 0; j < nc; j += gemm_nr) {
     const std::size_t cols = gemm_min(gemm_nr, nc - j);
-    for (std::size_t p = 0; p < kc; ++p) {
-      if (trans == Trans::none) {
+    if (trans == Trans::none) {
+      for (std::size_t p = 0; p < kc; ++p) {
         const float* src = b + p * ldb + j;
-        for (std::size_t q = 0; q < cols; ++q) bp[q] = src[q];
-      } else {
-        const float* src = b + j * ldb + p;
-        for (std::size_t q = 0; q < cols; ++q) bp[q] = src[q * ldb];
+        float* dst = bp + p * gemm_nr;
+        for (std::size_t q = 0; q < cols; ++q) dst[q] = src[q];
+        for (std::size_t q = cols; q < gemm_nr; ++q) dst[q] = 0.0f;
       }
-      for (std::size_t q = cols; q < gemm_nr; ++q) bp[q] = 0.0f;
-      bp += gemm_nr;
+    } else {
+      for (std::size_t q = 0; q < cols; ++q) {
+        const float* src = b + (j + q) * ldb;
+        for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = src[p];
+      }
+      for (std::size_t q = cols; q < gemm_nr; ++q)
+        for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = 0.0f;
     }
+    bp += kc * gemm_nr;
   }
 }
 
@@ -54,34 +60,23 @@ void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
     }
 }
 
-}  // namespace
-
-Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
-                const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
-                ArenaRef& scratch, const GemmOptions& o) noexcept {
-  if (m == 0 || n == 0) return Status::ok;
-  if (!c || (k != 0 && (!a || !b))) return Status::null_pointer;
-  EMHA_ASSERT(lda >= k && ldc >= n && ldb >= (trans_b == Trans::none ? n : k));
-  if (k == 0) {
-    gemm_no_k(m, n, c, ldc, o);
-    return Status::ok;
-  }
-
-  ArenaScope scope(scratch);
-  const std::size_t kc_max = gemm_min(k, gemm_kc);
-  float* ap = nullptr;
-  float* bp = nullptr;
-  Status s = scratch.allocate(gemm_round_up(gemm_min(m, gemm_mc), gemm_mr) * kc_max, ap, 64);
-  if (s != Status::ok) return s;
-  s = scratch.allocate(gemm_round_up(gemm_min(n, gemm_nc), gemm_nr) * kc_max, bp, 64);
-  if (s != Status::ok) return s;
-
+// The blocked loops over packed panels. B comes packed per call into `bp_scratch`, or, when
+// `prepacked` is set, from gemm_f32_pack_b's layout: k block pc at prepacked + pc * n_padded,
+// its panel for column j at + j * kc.
+void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                  const float* b, std::size_t ldb, Trans trans_b, const float* prepacked,
+                  float* c, std::size_t ldc, float* ap, float* bp_scratch,
+                  const GemmOptions& o) noexcept {
+  const std::size_t n_padded = gemm_round_up(n, gemm_nr);
   for (std::size_t jc = 0; jc < n; jc += gemm_nc) {
     const std::size_t nc = gemm_min(gemm_nc, n - jc);
     for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
       const std::size_t kc = gemm_min(gemm_kc, k - pc);
-      const float* bsrc = trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
-      pack_b(kc, nc, bsrc, ldb, trans_b, bp);
+      const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
+      if (!prepacked) {
+        const float* bsrc = trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
+        pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
+      }
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
       for (std::size_t ic = 0; ic < m; ic += gemm_mc) {
@@ -100,6 +95,62 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
       }
     }
   }
+}
+
+}  // namespace
+
+Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
+                ArenaRef& scratch, const GemmOptions& o) noexcept {
+  if (m == 0 || n == 0) return Status::ok;
+  if (!c || (k != 0 && (!a || !b))) return Status::null_pointer;
+  EMHA_ASSERT(lda >= k && ldc >= n && ldb >= (trans_b == Trans::none ? n : k));
+  if (k == 0) {
+    gemm_no_k(m, n, c, ldc, o);
+    return Status::ok;
+  }
+  ArenaScope scope(scratch);
+  const std::size_t kc_max = gemm_min(k, gemm_kc);
+  float* ap = nullptr;
+  float* bp = nullptr;
+  Status s = scratch.allocate(gemm_round_up(gemm_min(m, gemm_mc), gemm_mr) * kc_max, ap, 64);
+  if (s != Status::ok) return s;
+  s = scratch.allocate(gemm_round_up(gemm_min(n, gemm_nc), gemm_nr) * kc_max, bp, 64);
+  if (s != Status::ok) return s;
+  gemm_blocked(m, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, ap, bp, o);
+  return Status::ok;
+}
+
+Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t ldb, Trans trans_b,
+                       float* packed, std::size_t packed_floats) noexcept {
+  if (n == 0 || k == 0) return Status::ok;
+  if (!b || !packed) return Status::null_pointer;
+  EMHA_ASSERT(ldb >= (trans_b == Trans::none ? n : k));
+  const std::size_t n_padded = gemm_round_up(n, gemm_nr);
+  if (packed_floats < n_padded * k) return Status::size_mismatch;
+  for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
+    const std::size_t kc = gemm_min(gemm_kc, k - pc);
+    const float* bsrc = trans_b == Trans::none ? b + pc * ldb : b + pc;
+    pack_b(kc, n, bsrc, ldb, trans_b, packed + pc * n_padded);
+  }
+  return Status::ok;
+}
+
+Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
+                          std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
+                          ArenaRef& scratch, const GemmOptions& o) noexcept {
+  if (m == 0 || n == 0) return Status::ok;
+  if (!c || (k != 0 && (!a || !packed_b))) return Status::null_pointer;
+  EMHA_ASSERT(lda >= k && ldc >= n);
+  if (k == 0) {
+    gemm_no_k(m, n, c, ldc, o);
+    return Status::ok;
+  }
+  ArenaScope scope(scratch);
+  float* ap = nullptr;
+  const Status s = scratch.allocate(gemm_round_up(gemm_min(m, gemm_mc), gemm_mr) * gemm_min(k, gemm_kc), ap, 64);
+  if (s != Status::ok) return s;
+  gemm_blocked(m, n, k, a, lda, nullptr, 0, Trans::none, packed_b, c, ldc, ap, nullptr, o);
   return Status::ok;
 }
 

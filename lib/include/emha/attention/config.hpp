@@ -21,6 +21,10 @@ struct MhaConfig {
   static constexpr std::size_t vdim = DModel;         // width of value inputs (PyTorch vdim)
   static constexpr std::size_t max_batch = 1;         // largest batch forward() accepts
   static constexpr bool bias = true;                  // in_proj_bias and out_proj.bias present
+  // Copy the projection weights at set_weights() into the GEMM's panel layout (RAM of
+  // MultiHeadAttention::packed_weight_bytes, inside the object): faster, since no call re-packs
+  // them. Set false on a microcontroller to read the weights in place (e.g. from flash).
+  static constexpr bool prepack_weights = true;
 };
 
 namespace detail {

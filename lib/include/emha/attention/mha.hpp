@@ -30,6 +30,15 @@ struct ArenaHolder<ArenaOwnership::caller, Bytes> {
   ArenaRef& get() noexcept { return arena; }
   const ArenaRef& get() const noexcept { return arena; }
 };
+// Storage of the pre-packed weights: a float array inside the object, or nothing.
+template <bool Enabled, std::size_t Floats>
+struct PackedStorage {
+  alignas(64) float data[Floats];
+};
+template <std::size_t Floats>
+struct PackedStorage<false, Floats> {
+  static constexpr float* data = nullptr;
+};
 }  // namespace detail
 
 template <class Config, ArenaOwnership Own = ArenaOwnership::owned>
@@ -40,9 +49,12 @@ class MultiHeadAttention {
   using config = Config;
   static constexpr detail::MhaDims dims{Config::d_model, Config::heads,     Config::kdim,
                                         Config::vdim,    Config::max_seq_q, Config::max_seq_kv,
-                                        Config::max_batch, Config::bias};
+                                        Config::max_batch, Config::bias, Config::prepack_weights};
   // Scratch bytes forward() needs: the arena's size (owned) or the minimum a caller passes.
   static constexpr std::size_t arena_bytes = detail::mha_arena_bytes(dims);
+  // Bytes of the object's copy of the weights in panel layout (0 with prepack_weights off).
+  static constexpr std::size_t packed_weight_bytes =
+      Config::prepack_weights ? detail::mha_packed_floats(dims) * sizeof(float) : 0;
 
   // Owned arena.
   MultiHeadAttention() noexcept {
@@ -69,6 +81,7 @@ class MultiHeadAttention {
     const Status s = detail::mha_check_weights(dims, w);
     if (s == Status::ok) {
       weights_ = w;
+      if constexpr (Config::prepack_weights) packed_ = detail::mha_pack_weights(dims, w, packed_storage_.data);
       has_weights_ = true;
     }
     return s;
@@ -85,7 +98,16 @@ class MultiHeadAttention {
                  Span<const float> value, Span<float> out,
                  const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_forward(dims, weights_, scratch_.get(), shape, query, key, value, out, options);
+    return detail::mha_forward(dims, weights_, packed_, scratch_.get(), shape, query, key, value, out, options);
+  }
+
+  // forward() computed by the scalar reference kernels: the oracle the SIMD path is measured
+  // against (tests, the benchmark's deviation column). Same contract; much slower.
+  Status forward_reference(const AttentionShape& shape, Span<const float> query,
+                           Span<const float> key, Span<const float> value, Span<float> out,
+                           const ForwardOptions& options = {}) noexcept {
+    if (!has_weights_) return Status::invalid_argument;
+    return detail::mha_forward_ref(dims, weights_, scratch_.get(), shape, query, key, value, out, options);
   }
 
   // The scratch arena, e.g. to read high_water() after forward().
@@ -93,6 +115,8 @@ class MultiHeadAttention {
 
  private:
   detail::ArenaHolder<Own, arena_bytes> scratch_{};
+  detail::PackedStorage<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
+  detail::MhaPacked packed_{};
   MhaWeights weights_{};
   bool has_weights_ = false;
 };

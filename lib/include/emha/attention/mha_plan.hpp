@@ -14,6 +14,7 @@ namespace emha::detail {
 struct MhaDims {
   std::size_t d_model, heads, kdim, vdim, max_seq_q, max_seq_kv, max_batch;
   bool bias;
+  bool prepack;
 
   constexpr std::size_t d_k() const noexcept { return d_model / heads; }
   constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
@@ -21,26 +22,48 @@ struct MhaDims {
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
+// Pre-packed projection weights (gemm_f32_pack_b panels of W^T), or all null.
+struct MhaPacked {
+  const float* w[4];  // W_q, W_k, W_v, W_out
+};
+
+// Floats of the four packed matrices: W_q^T [d_model x d_model], W_k^T [kdim x d_model],
+// W_v^T [vdim x d_model], W_out^T [d_model x d_model].
+constexpr std::size_t mha_packed_floats(const MhaDims& d) noexcept {
+  return gemm_f32_packed_b_floats(d.d_model, d.d_model) + gemm_f32_packed_b_floats(d.d_model, d.kdim) +
+         gemm_f32_packed_b_floats(d.d_model, d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.d_model);
+}
+
 // Arena bytes forward() takes at most: projected Q|K|V rows [max(S_q, S_kv), 3*d_model], the
 // concatenated heads [S_q, d_model], one head's scores [S_q, S_kv], and the largest GEMM scratch.
 // Each buffer may lose up to 64 bytes to alignment.
 constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
+  const std::size_t in_max = mha_max(d.d_model, mha_max(d.kdim, d.vdim));
   const std::size_t qkv = rows * 3 * d.d_model * sizeof(float) + 64;
   const std::size_t ctx = d.max_seq_q * d.d_model * sizeof(float) + 64;
   const std::size_t scores = d.max_seq_q * d.max_seq_kv * sizeof(float) + 64;
-  std::size_t gemm = gemm_f32_scratch_bytes(rows, 3 * d.d_model, mha_max(d.d_model, mha_max(d.kdim, d.vdim)));
+  std::size_t gemm = d.prepack ? gemm_f32_prepacked_scratch_bytes(rows, in_max)               // projections
+                               : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);
   gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()));   // Q_h K_h^T
   gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));   // P V_h
   return qkv + ctx + scores + gemm;
 }
 
+// Packs the projection weights of `w` (checked) into `packed` (mha_packed_floats(d) floats).
+MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept;
+
 // Checks that every weight span the dims need is present with exactly its element count.
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept;
 
 // The whole forward pass; see MultiHeadAttention::forward. `w` has passed mha_check_weights.
-Status mha_forward(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
+Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
                    const AttentionShape& shape, Span<const float> query, Span<const float> key,
                    Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
+
+// The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref).
+Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
+                       const AttentionShape& shape, Span<const float> query, Span<const float> key,
+                       Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
 
 }  // namespace emha::detail
