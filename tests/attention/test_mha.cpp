@@ -66,16 +66,16 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
   using A_in_place = emha::MultiHeadAttention<InPlace>;
   // (64, 4, 32): Q|K|V 32*192*4+64, ctx 32*64*4+64, scores 32*32*4+64, and the largest GEMM
-  // scratch: P*V_h ((32+7)*32 + (16+31)*32 floats + 128) = 11136.
-  CHECK(A::arena_bytes == 24640 + 8256 + 4160 + 11136);
-  // Weights read in place: x*W_in^T packs W per call ((32+7)*64 + (192+31)*64 floats + 128).
-  CHECK(A_in_place::arena_bytes == 24640 + 8256 + 4160 + 67200);
+  // scratch, one panel block of V_h for P*V_h: (16 + 31) * 32 floats + 64.
+  CHECK(A::arena_bytes == 24640 + 8256 + 4160 + 6080);
+  // Weights read in place: x*W_in^T packs W^T per call, (192 + 31) * 64 floats + 64.
+  CHECK(A_in_place::arena_bytes == 24640 + 8256 + 4160 + 57152);
   // Pre-packed weights: four matrices of 64 x (64 + 31) floats.
   CHECK(A::packed_weight_bytes == 4 * 64 * 95 * 4);
   CHECK(A_in_place::packed_weight_bytes == 0);
-  // (128, 4, 64) and (256, 8, 128): the projections' A panel dominates the GEMM scratch.
-  CHECK(B::arena_bytes == 98368 + 32832 + 16448 + (64 + 7) * 128 * 4 + 64);
-  CHECK(C::arena_bytes == 393280 + 131136 + 65600 + (96 + 7) * 256 * 4 + 64);
+  // (128, 4, 64) and (256, 8, 128): P*V_h's panel block is the largest GEMM scratch.
+  CHECK(B::arena_bytes == 98368 + 32832 + 16448 + (32 + 31) * 64 * 4 + 64);
+  CHECK(C::arena_bytes == 393280 + 131136 + 65600 + (32 + 31) * 128 * 4 + 64);
 }
 
 TEST_CASE("the arena's high-water mark after forward is bounded by arena_bytes") {

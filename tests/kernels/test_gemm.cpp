@@ -64,7 +64,7 @@ void check_gemm(const GemmCase& t, std::uint64_t seed) {
   std::vector<float> packed(emha::gemm_f32_packed_b_floats(t.n, t.k)), c_pre = c0;
   REQUIRE(emha::gemm_f32_pack_b(t.n, t.k, b.data(), ldb, t.trans, packed.data(), packed.size()) == Status::ok);
   REQUIRE(emha::gemm_f32_prepacked(t.m, t.n, t.k, a.data(), lda, packed.data(), c_pre.data(), ldc,
-                                   g_scratch, opt) == Status::ok);
+                                   opt) == Status::ok);
   std::size_t bad = 0;
   for (std::size_t i = 0; i < c.size(); ++i) bad += !(c_pre[i] == c[i] || (std::isnan(c[i]) && std::isnan(c_pre[i])));
   for (std::size_t i = 0; i < t.m; ++i) {

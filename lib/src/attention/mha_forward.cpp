@@ -25,8 +25,8 @@ struct SimdKernels {
   }
   static Status gemm_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
                                std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
-                               ArenaRef& arena, const GemmOptions& o) noexcept {
-    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, c, ldc, arena, o);
+                               const GemmOptions& o) noexcept {
+    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, c, ldc, o);
   }
   static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds,
                       const SoftmaxOptions& o) noexcept {
@@ -43,7 +43,7 @@ struct RefKernels {
   }
   // The reference path always reads the weights in place (it is given no packed weights).
   static Status gemm_prepacked(std::size_t, std::size_t, std::size_t, const float*, std::size_t,
-                               const float*, float*, std::size_t, ArenaRef&,
+                               const float*, float*, std::size_t,
                                const GemmOptions&) noexcept {
     return Status::invalid_argument;
   }
@@ -175,7 +175,7 @@ Status project(const MhaDims& d, const InProj& p, int first, int count, Rows x, 
   const std::size_t ldqkv = 3 * d.d_model;
   if (p.packed[first])
     return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, p.packed[first],
-                             qkv + first * d.d_model, ldqkv, arena, GemmOptions{1.0f, 0.0f, p.bias[first]});
+                             qkv + first * d.d_model, ldqkv, GemmOptions{1.0f, 0.0f, p.bias[first]});
   return K::gemm(rows, count * d.d_model, p.ld[first], x.p, x.ld, p.w[first], p.ld[first],
                   Trans::transpose, qkv + first * d.d_model, ldqkv, arena,
                   GemmOptions{1.0f, 0.0f, p.bias[first]});
@@ -316,7 +316,7 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
     float* y = const_cast<float*>(yo.p);
     const GemmOptions out_bias{1.0f, 0.0f, d.bias ? w.out_proj_bias.data : nullptr};
     if (packed.w[3]) {
-      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], y, yo.ld, arena, out_bias));
+      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], y, yo.ld, out_bias));
     } else {
       EMHA_TRY(K::gemm(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose, y, yo.ld,
                        arena, out_bias));

@@ -1,6 +1,6 @@
-// Packed, cache-blocked GEMM driver (the BLIS loop order) over the micro-kernel in
-// gemm_ukernel.hpp. Loops: columns of C by NC, k by KC (pack B), rows by MC (pack A), then
-// NR x MR tiles. Panels live in the caller's arena for the duration of the call.
+// Cache-blocked GEMM driver (the BLIS loop order) over the micro-kernel in gemm_ukernel.hpp.
+// Loops: columns of C by NC, k by KC (pack that block of B into NR-column panels in the caller's
+// arena, or take it pre-packed), rows by MC, then NR x MR tiles. A is read in place.
 
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
@@ -11,18 +11,6 @@ namespace {
 
 using detail::gemm_mr;
 using detail::gemm_nr;
-
-// A[i0 + i][p0 + p], i < mc, p < kc  ->  ap[panel][p][MR], rows past mc zero-filled.
-void pack_a(std::size_t mc, std::size_t kc, const float* a, std::size_t lda, float* ap) noexcept {
-  for (std::size_t i = 0; i < mc; i += gemm_mr) {
-    const std::size_t rows = gemm_min(gemm_mr, mc - i);
-    for (std::size_t p = 0; p < kc; ++p) {
-      for (std::size_t r = 0; r < rows; ++r) ap[r] = a[(i + r) * lda + p];
-      for (std::size_t r = rows; r < gemm_mr; ++r) ap[r] = 0.0f;
-      ap += gemm_mr;
-    }
-  }
-}
 
 // op(B)[p][j], p < kc, j < nc  ->  bp[panel][p][NR], columns past nc zero-filled.
 // Transposed B is read along its rows (contiguous) and written strided into the L1-sized panel.
@@ -65,7 +53,7 @@ void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
 // its panel for column j at + j * kc.
 void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                   const float* b, std::size_t ldb, Trans trans_b, const float* prepacked,
-                  float* c, std::size_t ldc, float* ap, float* bp_scratch,
+                  float* c, std::size_t ldc, float* bp_scratch,
                   const GemmOptions& o) noexcept {
   const std::size_t n_padded = gemm_round_up(n, gemm_nr);
   for (std::size_t jc = 0; jc < n; jc += gemm_nc) {
@@ -81,14 +69,13 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
       const bool first = pc == 0;
       for (std::size_t ic = 0; ic < m; ic += gemm_mc) {
         const std::size_t mc = gemm_min(gemm_mc, m - ic);
-        pack_a(mc, kc, a + ic * lda + pc, lda, ap);
         for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
           for (std::size_t ir = 0; ir < mc; ir += gemm_mr) {
             const std::size_t mr = gemm_min(gemm_mr, mc - ir);
-            detail::gemm_ukernel_f32(kc, ap + ir * kc, bp + jr * kc,
+            detail::gemm_ukernel_f32(kc, a + (ic + ir) * lda + pc, lda, bp + jr * kc,
                                      c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
           }
         }
@@ -110,14 +97,10 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
     return Status::ok;
   }
   ArenaScope scope(scratch);
-  const std::size_t kc_max = gemm_min(k, gemm_kc);
-  float* ap = nullptr;
   float* bp = nullptr;
-  Status s = scratch.allocate(gemm_round_up(gemm_min(m, gemm_mc), gemm_mr) * kc_max, ap, 64);
+  const Status s = scratch.allocate(gemm_round_up(gemm_min(n, gemm_nc), gemm_nr) * gemm_min(k, gemm_kc), bp, 64);
   if (s != Status::ok) return s;
-  s = scratch.allocate(gemm_round_up(gemm_min(n, gemm_nc), gemm_nr) * kc_max, bp, 64);
-  if (s != Status::ok) return s;
-  gemm_blocked(m, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, ap, bp, o);
+  gemm_blocked(m, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, bp, o);
   return Status::ok;
 }
 
@@ -138,7 +121,7 @@ Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t
 
 Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
                           std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
-                          ArenaRef& scratch, const GemmOptions& o) noexcept {
+                          const GemmOptions& o) noexcept {
   if (m == 0 || n == 0) return Status::ok;
   if (!c || (k != 0 && (!a || !packed_b))) return Status::null_pointer;
   EMHA_ASSERT(lda >= k && ldc >= n);
@@ -146,11 +129,7 @@ Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const flo
     gemm_no_k(m, n, c, ldc, o);
     return Status::ok;
   }
-  ArenaScope scope(scratch);
-  float* ap = nullptr;
-  const Status s = scratch.allocate(gemm_round_up(gemm_min(m, gemm_mc), gemm_mr) * gemm_min(k, gemm_kc), ap, 64);
-  if (s != Status::ok) return s;
-  gemm_blocked(m, n, k, a, lda, nullptr, 0, Trans::none, packed_b, c, ldc, ap, nullptr, o);
+  gemm_blocked(m, n, k, a, lda, nullptr, 0, Trans::none, packed_b, c, ldc, nullptr, o);
   return Status::ok;
 }
 

@@ -40,15 +40,20 @@ struct GemmEpilogue {
   const float* bias;   // already offset to the tile's first column, or null
 };
 
-// ap: [kc][MR] packed A, bp: [kc][NR] packed B. c: the tile's top-left, ldc in elements.
-// m <= MR, n <= NR valid rows/columns; a partial tile goes through a local buffer.
+// a: the tile's first row of A, rows lda apart (read in place: at these sizes A stays in cache
+// and packing it costs more than it saves). bp: [kc][NR] packed B. c: the tile's top-left.
+// m <= MR, n <= NR valid rows/columns: rows past m re-read row m-1 (never out of bounds) and a
+// partial tile goes through a local buffer.
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
-inline void gemm_ukernel_f32(std::size_t kc, const float* ap, const float* bp, float* c,
-                             std::size_t ldc, std::size_t m, std::size_t n,
+inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
+                             float* c, std::size_t ldc, std::size_t m, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
   constexpr std::size_t L = simd::lanes;
   constexpr std::size_t NR = NV * L;
+
+  const float* ar[MR];
+  for (std::size_t r = 0; r < MR; ++r) ar[r] = a + (r < m ? r : m - 1) * lda;
 
   vf32 acc[MR][NV];
 #pragma GCC unroll 8
@@ -62,11 +67,10 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* ap, const float* bp, f
     for (std::size_t v = 0; v < NV; ++v) b[v] = simd::load(bp + v * L);
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
-      const vf32 a = simd::splat(ap[r]);
+      const vf32 av = simd::splat(ar[r][p]);
 #pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(a, b[v], acc[r][v]);
+      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, b[v], acc[r][v]);
     }
-    ap += MR;
     bp += NR;
   }
 

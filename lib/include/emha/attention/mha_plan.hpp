@@ -43,8 +43,7 @@ constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
   const std::size_t qkv = rows * 3 * d.d_model * sizeof(float) + 64;
   const std::size_t ctx = d.max_seq_q * d.d_model * sizeof(float) + 64;
   const std::size_t scores = d.max_seq_q * d.max_seq_kv * sizeof(float) + 64;
-  std::size_t gemm = d.prepack ? gemm_f32_prepacked_scratch_bytes(rows, in_max)               // projections
-                               : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);
+  std::size_t gemm = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);  // x W^T
   gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()));   // Q_h K_h^T
   gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));   // P V_h
   return qkv + ctx + scores + gemm;
