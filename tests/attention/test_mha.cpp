@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "attention/fixture_support.hpp"
@@ -65,17 +66,40 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   using B = emha::MultiHeadAttention<emha::MhaConfig<128, 4, 64>>;
   using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
   using A_in_place = emha::MultiHeadAttention<InPlace>;
-  // (64, 4, 32): Q|K|V 32*192*4+64, ctx 32*64*4+64, scores 32*32*4+64, and the largest GEMM
-  // scratch, one panel block of V_h for P*V_h: (16 + 31) * 32 floats + 64.
-  CHECK(A::arena_bytes == 24640 + 8256 + 4160 + 6080);
-  // Weights read in place: x*W_in^T packs W^T per call, (192 + 31) * 64 floats + 64.
-  CHECK(A_in_place::arena_bytes == 24640 + 8256 + 4160 + 57152);
+  // (64, 4, 32): live Q|K|V 32*192*4+64 and ctx 32*64*4+64; then the larger of the fused
+  // path (score tile 32*32*4+64, row max and sum 2*(32*4+64), P_t*V_t panels (16+31)*32*4+64)
+  // and the unfused one (scores 32*32*4+64, P*V_h panels (16+31)*32*4+64).
+  CHECK(A::arena_bytes == 24640 + 8256 + (4160 + 384 + 6080));
+  // Weights read in place: x*W_in^T packs W^T per call, (192 + 31) * 64 floats + 64, the most.
+  CHECK(A_in_place::arena_bytes == 24640 + 8256 + 57152);
   // Pre-packed weights: four matrices of 64 x (64 + 31) floats.
   CHECK(A::packed_weight_bytes == 4 * 64 * 95 * 4);
   CHECK(A_in_place::packed_weight_bytes == 0);
-  // (128, 4, 64) and (256, 8, 128): P*V_h's panel block is the largest GEMM scratch.
-  CHECK(B::arena_bytes == 98368 + 32832 + 16448 + (32 + 31) * 64 * 4 + 64);
-  CHECK(C::arena_bytes == 393280 + 131136 + 65600 + (32 + 31) * 128 * 4 + 64);
+  // (128, 4, 64) and (256, 8, 128): the unfused path (scores + P*V_h panels) is the larger.
+  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + (32 + 31) * 64 * 4 + 64));
+  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + (32 + 31) * 128 * 4 + 64));
+}
+
+namespace {
+template <std::size_t S, bool Weights>
+struct LongCfg : emha::MhaConfig<256, 8, S> {
+  static constexpr bool attention_weights = Weights;
+};
+template <std::size_t S, bool Weights>
+constexpr std::size_t long_arena = emha::MultiHeadAttention<LongCfg<S, Weights>>::arena_bytes;
+}  // namespace
+
+TEST_CASE("fused-only arenas grow linearly in the sequence length, unfused ones do not") {
+  constexpr std::size_t f256 = long_arena<256, false>, f512 = long_arena<512, false>,
+                        f1024 = long_arena<1024, false>;
+  CHECK(f1024 - f512 == 2 * (f512 - f256));  // linear: equal steps per added position
+  constexpr std::size_t u256 = long_arena<256, true>, u512 = long_arena<512, true>,
+                        u1024 = long_arena<1024, true>;
+  CHECK(u1024 - u512 > 2 * (u512 - u256));  // the [S_q x S_kv] scores: quadratic
+  CHECK(f1024 < u1024);
+  MESSAGE("arena bytes, d_model 256, 8 heads, fused only / with attention weights: S=256 "
+          << f256 << " / " << u256 << ", S=512 " << f512 << " / " << u512 << ", S=1024 " << f1024
+          << " / " << u1024);
 }
 
 TEST_CASE("the arena's high-water mark after forward is bounded by arena_bytes") {
@@ -314,4 +338,88 @@ TEST_CASE("set_weights refuses missing, mis-sized or wrong-form weights") {
   emha::MultiHeadAttention<NoBiasCfg> nb;
   CHECK(nb.set_weights(good) == Status::invalid_argument);  // biases given with bias off
   CHECK(mha.set_weights(good) == Status::ok);
+}
+
+namespace {
+struct LongCross : emha::MhaConfig<40, 4, 110, 210> {  // d_k 10; several query and key tiles
+  static constexpr std::size_t kdim = 24;
+  static constexpr std::size_t max_batch = 2;
+};
+struct FusedOnly : LongCross {
+  static constexpr bool attention_weights = false;
+};
+}  // namespace
+
+TEST_CASE("fused tiles agree with the unfused path over many tiles and every mask") {
+  constexpr std::size_t D = 40, H = 4, SQ = 107, SKV = 203, B = 2;
+  const auto w_q = emha::test::uniform(D * D, 1, -0.3f, 0.3f), w_k = emha::test::uniform(D * 24, 2, -0.3f, 0.3f);
+  const auto w_v = emha::test::uniform(D * D, 3, -0.3f, 0.3f), w_o = emha::test::uniform(D * D, 4, -0.3f, 0.3f);
+  const auto b_in = emha::test::uniform(3 * D, 5), b_o = emha::test::uniform(D, 6);
+  emha::MhaWeights w;
+  w.q_proj_weight = {w_q.data(), w_q.size()};
+  w.k_proj_weight = {w_k.data(), w_k.size()};
+  w.v_proj_weight = {w_v.data(), w_v.size()};
+  w.in_proj_bias = {b_in.data(), b_in.size()};
+  w.out_proj_weight = {w_o.data(), w_o.size()};
+  w.out_proj_bias = {b_o.data(), b_o.size()};
+  const auto q = emha::test::uniform(B * SQ * D, 7, -2, 2), k = emha::test::uniform(B * SKV * 24, 8, -2, 2);
+  const auto v = emha::test::uniform(B * SKV * D, 9, -2, 2);
+  auto additive = emha::test::uniform(H * SQ * SKV, 10);
+  for (std::size_t i = 0; i < additive.size(); i += 7) additive[i] = emha::mask_neg_inf;
+
+  auto mha = std::make_unique<emha::MultiHeadAttention<LongCross>>();
+  auto fused_only = std::make_unique<emha::MultiHeadAttention<FusedOnly>>();
+  REQUIRE(mha->set_weights(w) == Status::ok);
+  REQUIRE(fused_only->set_weights(w) == Status::ok);
+
+  struct Case {
+    const char* name;
+    emha::AttentionMasks masks;
+  };
+  const std::size_t lengths[B] = {SKV, 150};
+  Case cases[4] = {{"none", {}}, {"causal, offset S_kv - S_q", {}}, {"key lengths", {}}, {"per-head additive", {}}};
+  cases[1].masks.causal = true;
+  cases[1].masks.causal_offset = SKV - SQ;
+  cases[2].masks.key_lengths = lengths;
+  cases[3].masks.attn_additive = {additive.data(), additive.size()};
+  cases[3].masks.attn_mask_shape = emha::MaskShape::per_head;
+  cases[3].masks.causal = true;  // and queries 0.. see few keys: early tiles fully masked
+
+  for (const Case& c : cases) {
+    for (emha::Layout layout : {emha::Layout::batch_first, emha::Layout::seq_first}) {
+      const emha::AttentionShape shape{SQ, SKV, B, layout};
+      std::vector<float> fused(B * SQ * D), fused2(B * SQ * D), unfused(B * SQ * D), ref(B * SQ * D);
+      std::vector<float> weights(B * SQ * SKV);
+      emha::ForwardOptions o;
+      o.masks = c.masks;
+      REQUIRE(mha->forward(shape, {q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()},
+                           {fused.data(), fused.size()}, o) == Status::ok);
+      REQUIRE(fused_only->forward(shape, {q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()},
+                                  {fused2.data(), fused2.size()}, o) == Status::ok);
+      REQUIRE(mha->forward_reference(shape, {q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()},
+                                     {ref.data(), ref.size()}, o) == Status::ok);
+      o.attn_weights = {weights.data(), weights.size()};
+      REQUIRE(mha->forward(shape, {q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()},
+                           {unfused.data(), unfused.size()}, o) == Status::ok);
+      // Float32 chains of length ~ d_model + d_k + S_kv + d_model on O(1) values, both sides:
+      // the parity budget 4 * n * u * (1 + |ref|) (fixture_support.hpp).
+      const double tol = 4.0 * double(24 + 10 + SKV + D) * emha::test::u32;
+      double worst = 0, worst_ref = 0;
+      for (std::size_t i = 0; i < fused.size(); ++i) {
+        worst = std::fmax(worst, std::fabs(fused[i] - unfused[i]) / (1 + std::fabs(unfused[i])));
+        worst_ref = std::fmax(worst_ref, std::fabs(fused[i] - ref[i]) / (1 + std::fabs(ref[i])));
+      }
+      INFO(std::string(c.name) << (layout == emha::Layout::seq_first ? ", [S, B, D]" : ", [B, S, D]") << ": fused vs unfused "
+                  << worst << ", vs reference " << worst_ref << ", tolerance " << tol);
+      CHECK(worst <= tol);
+      CHECK(worst_ref <= tol);
+      CHECK(max_diff(fused, fused2) == 0.0);  // the fused-only config runs the same code
+    }
+  }
+  CHECK(emha::MultiHeadAttention<FusedOnly>::arena_bytes < emha::MultiHeadAttention<LongCross>::arena_bytes);
+  std::vector<float> out(B * SQ * D), weights(B * SQ * SKV);
+  emha::ForwardOptions o;
+  o.attn_weights = {weights.data(), weights.size()};
+  CHECK(fused_only->forward({SQ, SKV, B}, {q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()},
+                            {out.data(), out.size()}, o) == Status::invalid_argument);
 }

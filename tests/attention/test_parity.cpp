@@ -70,32 +70,36 @@ void run_parity(bool use_lengths) {
   }
   constexpr std::size_t out_n = F::batch * F::seq_q * F::d_model;
   constexpr std::size_t w_n = F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads);
-  Guarded out(out_n), weights(w_n);
-  if (F::need_weights) opt.attn_weights = weights.span();
   opt.average_attn_weights = F::average_attn_weights;
-
   const auto q = emha::test::span_of(F::query);
   const auto k = emha::test::span_of(F::key);
   const auto v = emha::test::span_of(F::value);
-  // Self-attention fixtures pass one tensor three times, as users do (takes the fused path).
-  const auto status = F::self_attention
-                          ? mha->forward(emha::test::fixture_shape<F>(), q, q, q, out.span(), opt)
-                          : mha->forward(emha::test::fixture_shape<F>(), q, k, v, out.span(), opt);
-  REQUIRE(status == emha::Status::ok);
-
   const double tol = emha::test::fixture_tolerance<F>();
-  const double out_err = max_scaled_error(out, F::out, out_n);
-  INFO(std::string(F::name) << (use_lengths ? " (key lengths)" : "") << (Prepack ? "" : " (weights in place)") << ": max |emha - torch| / (1 + |torch|) = "
-               << out_err << ", tolerance " << tol);
-  CHECK(out_err <= tol);
-  CHECK(out.guards_intact());
-  if constexpr (F::need_weights) {
-    const double w_err = max_scaled_error(weights, F::attn_weights, w_n);
-    INFO("attention weights error " << w_err);
-    CHECK(w_err <= tol);
+
+  // Both paths: without attention weights (fused, flash-style) and with them (unfused).
+  // Self-attention fixtures pass one tensor three times, as users do (the fused-QKV GEMM).
+  for (bool with_weights : {false, true}) {
+    Guarded out(out_n), weights(w_n);
+    opt.attn_weights = with_weights ? weights.span() : emha::Span<float>{};
+    const auto status = F::self_attention
+                            ? mha->forward(emha::test::fixture_shape<F>(), q, q, q, out.span(), opt)
+                            : mha->forward(emha::test::fixture_shape<F>(), q, k, v, out.span(), opt);
+    REQUIRE(status == emha::Status::ok);
+    const double out_err = max_scaled_error(out, F::out, out_n);
+    INFO(std::string(F::name) << (use_lengths ? " (key lengths)" : "") << (Prepack ? "" : " (weights in place)")
+                              << (with_weights ? " unfused" : " fused")
+                              << ": max |emha - torch| / (1 + |torch|) = " << out_err << ", tolerance " << tol);
+    CHECK(out_err <= tol);
+    CHECK(out.guards_intact());
     CHECK(weights.guards_intact());
-  } else {
-    CHECK(weights[0] == Guarded::sentinel);  // not requested: not written
+    if constexpr (F::need_weights) {
+      if (with_weights) {
+        const double w_err = max_scaled_error(weights, F::attn_weights, w_n);
+        INFO("attention weights error " << w_err);
+        CHECK(w_err <= tol);
+      }
+    }
+    if (!with_weights) CHECK(weights[0] == Guarded::sentinel);  // not requested: not written
   }
   CHECK(mha->arena().high_water() <= Mha::arena_bytes);
 

@@ -49,7 +49,9 @@ TEST_CASE("mask kernels match their references on every tail") {
     const auto add = emha::test::uniform(rows * (cols + 1), seed++);
     INFO("rows=" << rows << " cols=" << cols);
 
-    for (std::size_t off : {std::size_t(0), std::size_t(1), cols / 2, cols + 3}) {
+    for (std::ptrdiff_t off : {std::ptrdiff_t(0), std::ptrdiff_t(1), std::ptrdiff_t(cols / 2),
+                               std::ptrdiff_t(cols + 3), std::ptrdiff_t(-1), -std::ptrdiff_t(cols / 2 + 1),
+                               -std::ptrdiff_t(cols + rows)}) {
       auto s = s0, r = s0;
       emha::mask_causal_f32(rows, cols, off, s.data(), lds);
       emha::mask_causal_f32_ref(rows, cols, off, r.data(), lds);
@@ -87,6 +89,12 @@ TEST_CASE("mask kernels match their references on every tail") {
 
 TEST_CASE("mask definitions") {
   constexpr float ninf = emha::mask_neg_inf;
+  SUBCASE("causal with a negative diagonal (a key block starting after the first query)") {
+    std::vector<float> s(3 * 4, 1.0f);
+    emha::mask_causal_f32(3, 4, -2, s.data(), 4);  // keys 2..5 of queries 0..2
+    const float want[12] = {ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf, 1, ninf, ninf, ninf};
+    for (int i = 0; i < 12; ++i) CHECK(s[i] == want[i]);
+  }
   SUBCASE("causal with a query offset (3 new queries after 2 cached keys)") {
     std::vector<float> s(3 * 5, 1.0f);
     emha::mask_causal_f32(3, 5, 2, s.data(), 5);

@@ -8,10 +8,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "emha/kernels/gemm_ref.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/kernels/softmax_ref.hpp"
 #include "support/numeric.hpp"
@@ -137,5 +139,81 @@ TEST_CASE("softmax_f32 edge cases") {
     emha::softmax_f32_ref<double>(3, 17, x.data(), 17, ref.data(), 17);
     emha::softmax_f32(3, 17, x.data(), 17, x.data(), 17);
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(ref[i]).epsilon(1e-5));
+  }
+}
+
+namespace {
+
+// Streams scores [rows x n] through the online softmax in key blocks of `block` and multiplies
+// by V [n x dv]; `ref` picks the reference kernels.
+std::vector<float> online_attention(std::size_t rows, std::size_t n, std::size_t dv, std::size_t block,
+                                    const std::vector<float>& scores, const std::vector<float>& v, bool ref) {
+  std::vector<float> o(rows * dv, 0.0f), m(rows, -inf), l(rows, 0.0f), s(rows * block);
+  for (std::size_t k0 = 0; k0 < n; k0 += block) {
+    const std::size_t bk = std::min(block, n - k0);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < bk; ++j) s[i * block + j] = scores[i * n + k0 + j];
+    if (ref)
+      emha::softmax_online_update_f32_ref(rows, bk, s.data(), block, m.data(), l.data(), o.data(), dv, dv);
+    else
+      emha::softmax_online_update_f32(rows, bk, s.data(), block, m.data(), l.data(), o.data(), dv, dv);
+    emha::gemm_f32_ref(rows, dv, bk, s.data(), block, v.data() + k0 * dv, dv, emha::Trans::none,
+                       o.data(), dv, emha::GemmOptions{1.0f, 1.0f, nullptr});
+  }
+  if (ref)
+    emha::softmax_online_finish_f32_ref(rows, dv, l.data(), o.data(), dv);
+  else
+    emha::softmax_online_finish_f32(rows, dv, l.data(), o.data(), dv);
+  return o;
+}
+
+}  // namespace
+
+// The streamed result equals softmax(scores) * V computed in float64. Each output is a convex
+// combination of V rows (|v| <= 1): the softmax bound above (relative, per weight) plus the
+// block rescalings (one rounding per block, <= n of them) and the float32 sum of n products:
+//   |o - o64| <= (4 * zmax + 3 * n + 16) * u.
+TEST_CASE("online softmax over key blocks equals softmax(scores) * V") {
+  std::uint64_t seed = 4000;
+  const std::size_t rows = 5, dv = 7;
+  for (std::size_t n : emha::test::tail_sizes) {
+    auto scores = emha::test::uniform(rows * n, seed++, -10, 10);
+    scores[1 * n + n / 2] = -inf;                                    // one masked key in row 1
+    for (std::size_t j = 0; j < n; ++j) scores[2 * n + j] = -inf;    // row 2 fully masked
+    if (n > 3) for (std::size_t j = 0; j < n / 2; ++j) scores[3 * n + j] = -inf;  // leading masked block
+    const auto v = emha::test::uniform(n * dv, seed++);
+
+    std::vector<float> p64(rows * n);
+    emha::softmax_f32_ref<double>(rows, n, scores.data(), n, p64.data(), n);
+    std::vector<float> o64(rows * dv);
+    emha::gemm_f32_ref<double>(rows, dv, n, p64.data(), n, v.data(), dv, emha::Trans::none, o64.data(), dv);
+
+    for (std::size_t block : {std::size_t(1), std::size_t(3), std::size_t(8), std::size_t(17), n}) {
+      const auto o = online_attention(rows, n, dv, block, scores, v, false);
+      const auto o_ref = online_attention(rows, n, dv, block, scores, v, true);
+      const double tol = (4 * 10.0 + 3.0 * double(n) + 16) * emha::test::u32;
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < o.size(); ++i) {
+        bad += !(std::fabs(o[i] - o64[i]) <= tol);
+        bad += !(std::fabs(o_ref[i] - o64[i]) <= tol);
+      }
+      for (std::size_t q = 0; q < dv; ++q) bad += o[2 * dv + q] != 0.0f;  // fully masked row: zeros
+      INFO("n=" << n << " block=" << block);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("online softmax keeps a NaN visible") {
+  const std::size_t n = 9, dv = 3;
+  auto scores = emha::test::uniform(2 * n, 4100);
+  scores[4] = std::nanf("");
+  for (std::size_t j = 0; j < n; ++j) scores[n + j] = j == 2 ? std::nanf("") : -inf;  // NaN among -inf
+  const auto v = emha::test::uniform(n * dv, 4101);
+  for (bool ref : {false, true}) {
+    for (std::size_t block : {std::size_t(2), n}) {
+      const auto o = online_attention(2, n, dv, block, scores, v, ref);
+      for (float x : o) CHECK(std::isnan(x));
+    }
   }
 }

@@ -14,12 +14,13 @@ void fill_neg_inf(float* s, std::size_t count) noexcept {
 
 }  // namespace
 
-void mask_causal_f32(std::size_t rows, std::size_t cols, std::size_t q_offset, float* s,
+void mask_causal_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float* s,
                      std::size_t lds) noexcept {
   EMHA_ASSERT(rows == 0 || (s && lds >= cols));
   for (std::size_t i = 0; i < rows; ++i) {
-    const std::size_t first = i + q_offset + 1;  // first masked key of row i
-    if (first < cols) fill_neg_inf(s + i * lds + first, cols - first);
+    const std::ptrdiff_t first = std::ptrdiff_t(i) + diagonal + 1;  // first masked key of row i
+    const std::size_t from = first < 0 ? 0 : std::size_t(first);
+    if (from < cols) fill_neg_inf(s + i * lds + from, cols - from);
   }
 }
 

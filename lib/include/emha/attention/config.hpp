@@ -25,6 +25,9 @@ struct MhaConfig {
   // MultiHeadAttention::packed_weight_bytes, inside the object): faster, since no call re-packs
   // them. Set false on a microcontroller to read the weights in place (e.g. from flash).
   static constexpr bool prepack_weights = true;
+  // forward() may be asked for the attention weights (PyTorch need_weights). That path holds one
+  // head's [S_q x S_kv] scores; false leaves only the fused path, whose arena is linear in S_kv.
+  static constexpr bool attention_weights = true;
 };
 
 namespace detail {

@@ -49,7 +49,8 @@ class MultiHeadAttention {
   using config = Config;
   static constexpr detail::MhaDims dims{Config::d_model, Config::heads,     Config::kdim,
                                         Config::vdim,    Config::max_seq_q, Config::max_seq_kv,
-                                        Config::max_batch, Config::bias, Config::prepack_weights};
+                                        Config::max_batch, Config::bias, Config::prepack_weights,
+                                        Config::attention_weights};
   // Scratch bytes forward() needs: the arena's size (owned) or the minimum a caller passes.
   static constexpr std::size_t arena_bytes = detail::mha_arena_bytes(dims);
   // Bytes of the object's copy of the weights in panel layout (0 with prepack_weights off).
@@ -91,8 +92,9 @@ class MultiHeadAttention {
   //   query: [B, S_q, d_model] or [S_q, B, d_model] (shape.layout), key: [.., S_kv, kdim],
   //   value: [.., S_kv, vdim], out: like query. Row-major; spans hold at least that many floats;
   //   self-attention may pass the same span three times; out must not overlap the inputs.
+  // Without attn_weights the fused (flash-attention) path runs; with them, the unfused one.
   // Errors (nothing written to out or attn_weights): invalid_argument (no weights, a zero size,
-  // a key length > S_kv), too_long (S_q, S_kv or B above the Config maxima), null_pointer,
+  // a key length > S_kv, attn_weights with Config::attention_weights off), too_long (S_q, S_kv or B above the Config maxima), null_pointer,
   // size_mismatch (a span too small), no_space (a caller arena smaller than arena_bytes).
   Status forward(const AttentionShape& shape, Span<const float> query, Span<const float> key,
                  Span<const float> value, Span<float> out,

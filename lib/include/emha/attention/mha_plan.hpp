@@ -15,6 +15,7 @@ struct MhaDims {
   std::size_t d_model, heads, kdim, vdim, max_seq_q, max_seq_kv, max_batch;
   bool bias;
   bool prepack;
+  bool weights;  // the unfused path (attention weights out) is available
 
   constexpr std::size_t d_k() const noexcept { return d_model / heads; }
   constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
@@ -34,19 +35,31 @@ constexpr std::size_t mha_packed_floats(const MhaDims& d) noexcept {
          gemm_f32_packed_b_floats(d.d_model, d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.d_model);
 }
 
-// Arena bytes forward() takes at most: projected Q|K|V rows [max(S_q, S_kv), 3*d_model], the
-// concatenated heads [S_q, d_model], one head's scores [S_q, S_kv], and the largest GEMM scratch.
-// Each buffer may lose up to 64 bytes to alignment.
+// Tiles of the fused path: query rows and keys per block (multiples of every micro-kernel tile).
+inline constexpr std::size_t mha_block_q = 48;
+inline constexpr std::size_t mha_block_kv = 96;
+
+constexpr std::size_t mha_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
+
+// Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
+// [max(S_q, S_kv), 3*d_model] and the concatenated heads [S_q, d_model]. Then, one at a time:
+// the projection GEMM's scratch (none with pre-packed weights); or the heads' buffers: fused, one
+// score tile, the online softmax's row max and sum, and the tile GEMMs' scratch; unfused, one
+// head's scores [S_q, S_kv] and its GEMMs' scratch. Each buffer may lose 64 bytes to alignment.
 constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
+  const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
   const std::size_t in_max = mha_max(d.d_model, mha_max(d.kdim, d.vdim));
-  const std::size_t qkv = rows * 3 * d.d_model * sizeof(float) + 64;
-  const std::size_t ctx = d.max_seq_q * d.d_model * sizeof(float) + 64;
-  const std::size_t scores = d.max_seq_q * d.max_seq_kv * sizeof(float) + 64;
-  std::size_t gemm = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);  // x W^T
-  gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()));   // Q_h K_h^T
-  gemm = mha_max(gemm, gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));   // P V_h
-  return qkv + ctx + scores + gemm;
+  const std::size_t live = (rows * 3 * d.d_model * f + 64) + (d.max_seq_q * d.d_model * f + 64);
+  const std::size_t project = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);
+  const std::size_t bq = mha_min(d.max_seq_q, mha_block_q), bk = mha_min(d.max_seq_kv, mha_block_kv);
+  const std::size_t fused = (bq * bk * f + 64) + 2 * (bq * f + 64) +
+                            mha_max(gemm_f32_scratch_bytes(bq, bk, d.d_k()),      // Q_t K_t^T
+                                    gemm_f32_scratch_bytes(bq, d.d_k(), bk));     // P_t V_t
+  const std::size_t unfused = (d.max_seq_q * d.max_seq_kv * f + 64) +
+                              mha_max(gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()),
+                                      gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));
+  return live + mha_max(project, mha_max(fused, d.weights ? unfused : 0));
 }
 
 // Packs the projection weights of `w` (checked) into `packed` (mha_packed_floats(d) floats).

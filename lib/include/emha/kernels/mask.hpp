@@ -24,9 +24,11 @@ struct MaskView {
   }
 };
 
-// Causal: key j masked for query row i when j > i + q_offset. q_offset is the absolute position
-// of row 0 (0 for a square self-attention block; seq_kv - seq_q when new queries follow a cache).
-void mask_causal_f32(std::size_t rows, std::size_t cols, std::size_t q_offset, float* s,
+// Causal: key j masked for query row i when j > i + diagonal (torch.triu's diagonal + 1).
+// diagonal = position of row 0 minus position of column 0: 0 for a square self-attention
+// block, seq_kv - seq_q when new queries follow a cache, negative for a block of keys that
+// starts after its first query (fused attention tiles).
+void mask_causal_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float* s,
                      std::size_t lds) noexcept;
 
 // Key padding by length: keys j >= valid are masked.

@@ -7,11 +7,11 @@
 
 namespace emha {
 
-inline void mask_causal_f32_ref(std::size_t rows, std::size_t cols, std::size_t q_offset,
+inline void mask_causal_f32_ref(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal,
                                 float* s, std::size_t lds) noexcept {
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < cols; ++j)
-      if (j > i + q_offset) s[i * lds + j] = mask_neg_inf;
+      if (std::ptrdiff_t(j) > std::ptrdiff_t(i) + diagonal) s[i * lds + j] = mask_neg_inf;
 }
 
 inline void mask_key_valid_f32_ref(std::size_t rows, std::size_t cols, std::size_t valid,

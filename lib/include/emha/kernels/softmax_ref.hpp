@@ -39,4 +39,42 @@ void softmax_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size_
   }
 }
 
+// Scalar reference of softmax_online_update_f32 (same contract).
+inline void softmax_online_update_f32_ref(std::size_t rows, std::size_t n, float* s,
+                                          std::size_t lds, float* row_max, float* row_sum,
+                                          float* o, std::size_t ldo, std::size_t o_cols) noexcept {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < rows; ++i) {
+    float* si = s + i * lds;
+    float m_new = row_max[i];
+    bool nan = false;
+    for (std::size_t j = 0; j < n; ++j) {
+      nan = nan || std::isnan(si[j]);
+      if (si[j] > m_new) m_new = si[j];
+    }
+    if (m_new == neg_inf) {
+      if (nan) row_sum[i] = std::numeric_limits<float>::quiet_NaN();
+      for (std::size_t j = 0; j < n; ++j) si[j] = 0.0f;
+      continue;
+    }
+    const float c = row_max[i] == neg_inf ? 0.0f : std::exp(row_max[i] - m_new);
+    float sum = 0.0f;
+    for (std::size_t j = 0; j < n; ++j) {
+      si[j] = std::exp(si[j] - m_new);
+      sum += si[j];
+    }
+    row_sum[i] = row_sum[i] * c + sum;
+    for (std::size_t q = 0; q < o_cols; ++q) o[i * ldo + q] *= c;
+    row_max[i] = m_new;
+  }
+}
+
+// Scalar reference of softmax_online_finish_f32.
+inline void softmax_online_finish_f32_ref(std::size_t rows, std::size_t o_cols,
+                                          const float* row_sum, float* o, std::size_t ldo) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t q = 0; q < o_cols; ++q)
+      o[i * ldo + q] = row_sum[i] == 0.0f ? 0.0f : o[i * ldo + q] / row_sum[i];
+}
+
 }  // namespace emha

@@ -1,0 +1,138 @@
+#pragma once
+// One head of attention over one sequence, from its projected Q_h [S_q x d_k], K_h and V_h
+// [S_kv x d_k] (rows `ld` apart) into its columns of the context ctx_h [S_q x d_k]:
+//   unfused: S = scale Q_h K_h^T [S_q x S_kv], masks, P = softmax(S), ctx_h = P V_h; P can be
+//            handed to the caller (attention weights);
+//   fused:   flash-attention style, query tiles of mha_block_q rows against key tiles of
+//            mha_block_kv with the online softmax: the score matrix never exists whole, so the
+//            scratch is constant in S_kv.
+// Both apply the same masks through apply_masks(), so they agree to float rounding.
+
+#include <cstddef>
+#include <limits>
+
+#include "attention/kernel_set.hpp"
+#include "attention/try.hpp"
+#include "emha/attention/mha_plan.hpp"
+#include "emha/kernels/mask.hpp"
+
+namespace emha::detail {
+
+struct HeadInputs {
+  const float* q;
+  const float* k;
+  const float* v;
+  std::size_t ld;  // row stride of q, k, v
+};
+
+struct HeadOutput {
+  float* ctx;      // [S_q x d_k] columns of this head
+  std::size_t ld;  // row stride of ctx
+};
+
+template <class T>
+MaskView<T> mask_view(const MhaDims& d, const AttentionShape& sh, MaskShape m, const T* data) noexcept {
+  const std::size_t block = sh.seq_q * sh.seq_kv;
+  switch (m) {
+    case MaskShape::shared: return {data, sh.seq_kv, 0, 0};
+    case MaskShape::per_head: return {data, sh.seq_kv, block, 0};
+    case MaskShape::per_batch_head: return {data, sh.seq_kv, block, d.heads * block};
+  }
+  return {data, sh.seq_kv, 0, 0};
+}
+
+// Every mask of (batch b, head h) on the score block of queries [q0, q0 + rows) and keys
+// [k0, k0 + cols), stored s[rows x cols] with row stride lds.
+inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
+                        std::size_t b, std::size_t h, std::size_t q0, std::size_t k0,
+                        std::size_t rows, std::size_t cols, float* s, std::size_t lds) noexcept {
+  if (m.causal)
+    mask_causal_f32(rows, cols, std::ptrdiff_t(m.causal_offset + q0) - std::ptrdiff_t(k0), s, lds);
+  if (m.key_lengths.data) {
+    const std::size_t len = m.key_lengths.data[b];
+    mask_key_valid_f32(rows, cols, len > k0 ? len - k0 : 0, s, lds);
+  }
+  if (m.key_ignored.data) mask_key_ignore_f32(rows, cols, m.key_ignored.data + b * sh.seq_kv + k0, s, lds);
+  if (m.attn_masked.data) {
+    const auto view = mask_view(d, sh, m.attn_mask_shape, m.attn_masked.data);
+    mask_bool_f32(rows, cols, view.block(b, h) + q0 * view.ld + k0, view.ld, s, lds);
+  }
+  if (m.attn_additive.data) {
+    const auto view = mask_view(d, sh, m.attn_mask_shape, m.attn_additive.data);
+    mask_add_f32(rows, cols, view.block(b, h) + q0 * view.ld + k0, view.ld, s, lds);
+  }
+}
+
+// Probabilities of head h into the caller's attention-weights buffer for batch b.
+inline void store_weights(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                   std::size_t b, std::size_t h, const float* p) noexcept {
+  const std::size_t block = sh.seq_q * sh.seq_kv;
+  if (!o.average_attn_weights) {
+    float* dst = o.attn_weights.data + (b * d.heads + h) * block;
+    for (std::size_t i = 0; i < block; ++i) dst[i] = p[i];
+    return;
+  }
+  float* dst = o.attn_weights.data + b * block;  // mean over heads: sum, then / heads at the last
+  if (h == 0)
+    for (std::size_t i = 0; i < block; ++i) dst[i] = p[i];
+  else
+    for (std::size_t i = 0; i < block; ++i) dst[i] += p[i];
+  if (h + 1 == d.heads) {
+    const float inv = 1.0f / float(d.heads);
+    for (std::size_t i = 0; i < block; ++i) dst[i] *= inv;
+  }
+}
+
+template <class K>
+Status attend_unfused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                      std::size_t b, std::size_t h, const HeadInputs& in, float scale,
+                      float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k();
+  EMHA_TRY(K::gemm(sq, skv, dk, in.q, in.ld, in.k, in.ld, Trans::transpose, scores, skv, arena,
+                   GemmOptions{scale, 0.0f, nullptr}));
+  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, skv, scores, skv);
+  K::softmax(sq, skv, scores, skv);
+  if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
+  return K::gemm(sq, dk, skv, scores, skv, in.v, in.ld, Trans::none, out.ctx, out.ld, arena, {});
+}
+
+// Scratch of the fused path: one score tile [bq x bk] (bq = min(S_q, mha_block_q), bk =
+// min(S_kv, mha_block_kv)) and the running row max and sum of the online softmax [bq].
+struct FusedScratch {
+  float* s;
+  float* row_max;
+  float* row_sum;
+};
+
+template <class K>
+Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                    std::size_t b, std::size_t h, const HeadInputs& in, float scale,
+                    const FusedScratch& f, const HeadOutput& out, ArenaRef& arena) noexcept {
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
+  for (std::size_t q0 = 0; q0 < sq; q0 += mha_block_q) {
+    const std::size_t bq = sq - q0 < mha_block_q ? sq - q0 : mha_block_q;
+    float* ctx = out.ctx + q0 * out.ld;
+    for (std::size_t i = 0; i < bq; ++i) {
+      f.row_max[i] = neg_inf;
+      f.row_sum[i] = 0.0f;
+      for (std::size_t j = 0; j < dk; ++j) ctx[i * out.ld + j] = 0.0f;
+    }
+    // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
+    const std::size_t k_end = o.masks.causal && o.masks.causal_offset + q0 + bq < skv
+                                  ? o.masks.causal_offset + q0 + bq : skv;
+    for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
+      const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
+      EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld, in.ld, in.k + k0 * in.ld, in.ld,
+                       Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
+      apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, f.s, lds);
+      K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
+      EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld, in.ld, Trans::none, ctx, out.ld,
+                       arena, GemmOptions{1.0f, 1.0f, nullptr}));
+    }
+    K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
+  }
+  return Status::ok;
+}
+
+}  // namespace emha::detail

@@ -1,0 +1,62 @@
+#pragma once
+// The kernels a forward pass runs on: the SIMD ones, or their scalar references (the oracle the
+// benchmark and tests measure the SIMD path against). Static members only: a policy type.
+
+#include "emha/kernels/gemm.hpp"
+#include "emha/kernels/gemm_ref.hpp"
+#include "emha/kernels/softmax.hpp"
+#include "emha/kernels/softmax_ref.hpp"
+
+namespace emha::detail {
+
+struct SimdKernels {
+  static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                     const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
+                     ArenaRef& arena, const GemmOptions& o) noexcept {
+    return gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+  }
+  static Status gemm_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
+                               std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
+                               const GemmOptions& o) noexcept {
+    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, c, ldc, o);
+  }
+  static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds) noexcept {
+    softmax_f32(rows, n, s, lds, s, lds);
+  }
+  static void online_update(std::size_t rows, std::size_t n, float* s, std::size_t lds, float* m,
+                            float* l, float* o, std::size_t ldo, std::size_t o_cols) noexcept {
+    softmax_online_update_f32(rows, n, s, lds, m, l, o, ldo, o_cols);
+  }
+  static void online_finish(std::size_t rows, std::size_t o_cols, const float* l, float* o,
+                            std::size_t ldo) noexcept {
+    softmax_online_finish_f32(rows, o_cols, l, o, ldo);
+  }
+};
+
+struct RefKernels {
+  static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                     const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
+                     ArenaRef&, const GemmOptions& o) noexcept {
+    gemm_f32_ref(m, n, k, a, lda, b, ldb, t, c, ldc, o);
+    return Status::ok;
+  }
+  // The reference path always reads the weights in place (it is given no packed weights).
+  static Status gemm_prepacked(std::size_t, std::size_t, std::size_t, const float*, std::size_t,
+                               const float*, float*, std::size_t,
+                               const GemmOptions&) noexcept {
+    return Status::invalid_argument;
+  }
+  static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds) noexcept {
+    softmax_f32_ref(rows, n, s, lds, s, lds);
+  }
+  static void online_update(std::size_t rows, std::size_t n, float* s, std::size_t lds, float* m,
+                            float* l, float* o, std::size_t ldo, std::size_t o_cols) noexcept {
+    softmax_online_update_f32_ref(rows, n, s, lds, m, l, o, ldo, o_cols);
+  }
+  static void online_finish(std::size_t rows, std::size_t o_cols, const float* l, float* o,
+                            std::size_t ldo) noexcept {
+    softmax_online_finish_f32_ref(rows, o_cols, l, o, ldo);
+  }
+};
+
+}  // namespace emha::detail

@@ -1,0 +1,13 @@
+#pragma once
+// Validation of forward() arguments (lib/src/attention/mha_validate.cpp).
+
+#include "emha/attention/mha_plan.hpp"
+
+namespace emha::detail {
+
+// ok, or the first problem: invalid_argument, too_long, null_pointer, size_mismatch, no_space.
+Status mha_check_call(const MhaDims& d, const ArenaRef& arena, const AttentionShape& shape,
+                      Span<const float> query, Span<const float> key, Span<const float> value,
+                      Span<float> out, const ForwardOptions& options) noexcept;
+
+}  // namespace emha::detail
