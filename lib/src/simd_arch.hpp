@@ -54,8 +54,11 @@ struct vf32 {
   friend vf32 operator-(vf32 a, vf32 b) noexcept { return {a.v - b.v}; }
   friend vf32 operator*(vf32 a, vf32 b) noexcept { return {a.v * b.v}; }
 };
+struct arch {  // tag of the scalar build, in place of an xsimd architecture
+  static constexpr const char* name() noexcept { return "scalar"; }
+};
 inline constexpr bool enabled = false;
-inline constexpr const char* isa = "scalar";
+inline constexpr const char* isa = arch::name();
 inline constexpr bool is_neon64 = false;
 
 inline vf32 load(const float* p) noexcept { return {*p}; }

@@ -5,6 +5,7 @@
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "gemm_ukernel.hpp"
+#include "gemm_ukernel_neon64.hpp"
 
 namespace emha {
 namespace {
@@ -18,7 +19,13 @@ void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Tra
             float* bp) noexcept {
   for (std::size_t j = 0; j < nc; j += gemm_nr) {
     const std::size_t cols = gemm_min(gemm_nr, nc - j);
-    if (trans == Trans::none) {
+    if (trans == Trans::none && cols == gemm_nr) {  // whole panel: rows of NR, vector copies
+      for (std::size_t p = 0; p < kc; ++p) {
+        const float* src = b + p * ldb + j;
+        float* dst = bp + p * gemm_nr;
+        for (std::size_t q = 0; q < gemm_nr; q += simd::lanes) simd::store(dst + q, simd::load(src + q));
+      }
+    } else if (trans == Trans::none) {
       for (std::size_t p = 0; p < kc; ++p) {
         const float* src = b + p * ldb + j;
         float* dst = bp + p * gemm_nr;
@@ -75,7 +82,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
                                        first && o.bias ? o.bias + jc + jr : nullptr};
           for (std::size_t ir = 0; ir < mc; ir += gemm_mr) {
             const std::size_t mr = gemm_min(gemm_mr, mc - ir);
-            detail::gemm_ukernel_f32(kc, a + (ic + ir) * lda + pc, lda, bp + jr * kc,
+            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, bp + jr * kc,
                                      c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
           }
         }

@@ -5,7 +5,7 @@
 // Register plans (accumulators + B vectors + A broadcast):
 //   AVX2     6 x 16 (NV=2): 12 + 2 + 1 = 15 of 16 ymm
 //   AVX-512  6 x 32 (NV=2): 12 + 2 + 1 of 32 zmm (room left; 6 rows keep A broadcasts cheap)
-//   aarch64  8 x 12 (NV=3): 24 + 3 + 1 of 32 q
+//   aarch64  4 x 16 (NV=4): hand-tuned, see gemm_ukernel_neon64.hpp
 //   armv7    4 x 8  (NV=2):  8 + 2 + 1 of 16 q (6 x 8 would leave no slack for the compiler)
 //   scalar   4 x 4  (NV=4): 16 + 4 + 1 of 32 s registers on a Cortex-M4F/M7
 
@@ -22,7 +22,7 @@ struct GemmTile {
 
 constexpr GemmTile gemm_tile() noexcept {
   if (!simd::enabled) return {4, 4};
-  if (simd::is_neon64) return {8, 3};
+  if (simd::is_neon64) return {4, 4};
   if (simd::lanes == 4) return {4, 2};
   return {6, 2};
 }
@@ -44,6 +44,50 @@ struct GemmEpilogue {
 // and packing it costs more than it saves). bp: [kc][NR] packed B. c: the tile's top-left.
 // m <= MR, n <= NR valid rows/columns: rows past m re-read row m-1 (never out of bounds) and a
 // partial tile goes through a local buffer.
+// c[m x n] = alpha * acc (+ bias) (+ beta * c) for the tile's accumulators acc[MR][NV]: whole
+// vectors for a full tile, a local buffer and a scalar loop for a partial one.
+template <std::size_t MR, std::size_t NV>
+inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc, std::size_t m,
+                            std::size_t n, const GemmEpilogue& e) noexcept {
+  using simd::vf32;
+  constexpr std::size_t L = simd::lanes;
+  constexpr std::size_t NR = NV * L;
+  const vf32 alpha = simd::splat(e.alpha);
+  if (m == MR && n == NR) {
+    if (e.alpha == 1.0f && !e.bias && e.beta == 0.0f) {  // the common case: plain stores
+#pragma GCC unroll 8
+      for (std::size_t r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v) simd::store(c + r * ldc + v * L, acc[r][v]);
+      return;
+    }
+    const vf32 beta = simd::splat(e.beta);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) {
+        float* cp = c + r * ldc + v * L;
+        vf32 x = acc[r][v] * alpha;
+        if (e.bias) x = x + simd::load(e.bias + v * L);
+        if (e.beta != 0.0f) x = simd::fmadd(beta, simd::load(cp), x);
+        simd::store(cp, x);
+      }
+    }
+    return;
+  }
+  float tile[MR * NR];
+  for (std::size_t r = 0; r < MR; ++r)
+    for (std::size_t v = 0; v < NV; ++v) simd::store(tile + r * NR + v * L, acc[r][v]);
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      float x = e.alpha * tile[r * NR + j];
+      if (e.bias) x += e.bias[j];
+      if (e.beta != 0.0f) x += e.beta * c[r * ldc + j];
+      c[r * ldc + j] = x;
+    }
+  }
+}
+
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
 inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
@@ -73,33 +117,16 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
     }
     bp += NR;
   }
+  gemm_store_tile(acc, c, ldc, m, n, e);
+}
 
-  const vf32 alpha = simd::splat(e.alpha);
-  if (m == MR && n == NR) {
-#pragma GCC unroll 8
-    for (std::size_t r = 0; r < MR; ++r) {
-#pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) {
-        float* cp = c + r * ldc + v * L;
-        vf32 x = acc[r][v] * alpha;
-        if (e.bias) x = x + simd::load(e.bias + v * L);
-        if (e.beta != 0.0f) x = simd::fmadd(simd::splat(e.beta), simd::load(cp), x);
-        simd::store(cp, x);
-      }
-    }
-    return;
-  }
-  float tile[MR * NR];
-  for (std::size_t r = 0; r < MR; ++r)
-    for (std::size_t v = 0; v < NV; ++v) simd::store(tile + r * NR + v * L, acc[r][v]);
-  for (std::size_t r = 0; r < m; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      float x = e.alpha * tile[r * NR + j];
-      if (e.bias) x += e.bias[j];
-      if (e.beta != 0.0f) x += e.beta * c[r * ldc + j];
-      c[r * ldc + j] = x;
-    }
-  }
+// The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
+// overload for the architecture tag is declared (gemm_ukernel_neon64.hpp).
+template <class Arch>
+inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
+                         float* c, std::size_t ldc, std::size_t m, std::size_t n,
+                         const GemmEpilogue& e) noexcept {
+  gemm_ukernel_f32(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
 }  // namespace emha::detail
