@@ -1,0 +1,145 @@
+// emha::gemm_f32 against single-threaded OpenBLAS and Eigen, same shapes, same binary.
+//
+// Names: gemm_f32/<nt|nn>/<M>x<N>x<K>/<emha|openblas|eigen>
+//   nt: C = A * B^T, B stored [N x K] (Trans::transpose: x W^T, the attention projections)
+//   nn: C = A * B,   B stored [K x N] (Trans::none)
+// Counters: GFLOPS = 2*M*N*K FLOP per CPU second (1e9 FLOP/s); peak_frac = GFLOPS over the FMA
+// peak measured at start-up (support/peak_flops.cpp). Time unit: microseconds; times and rates
+// use the thread's CPU time (support/bench_main.hpp says why).
+// Before timing, every peer's C is checked against emha's (catches a wrong operand layout).
+// After the benchmarks, a summary table of medians is printed (stderr under --benchmark_format=json).
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "emha/arena.hpp"
+#include "emha/kernels/gemm.hpp"
+#include "kernels/gemm_peers.hpp"
+#include "kernels/gemm_summary.hpp"
+#include "support/bench_main.hpp"
+#include "support/counters.hpp"
+#include "support/peers.hpp"
+#include "support/random.hpp"
+
+namespace {
+
+struct GemmShape {
+  std::size_t m, n, k;
+};
+
+// Attention-projection shapes (S x 3D x D style, transformer FFN-ish, per-head QK^T and PV),
+// then squares.
+constexpr GemmShape kShapes[] = {
+    {64, 384, 128}, {128, 768, 256}, {256, 1536, 512}, {128, 128, 32}, {256, 256, 64},
+    {128, 32, 128}, {16, 16, 16},    {32, 32, 32},     {64, 64, 64},   {128, 128, 128},
+    {256, 256, 256}, {512, 512, 512},
+};
+
+constexpr std::size_t max_scratch_bytes() {
+  std::size_t bytes = 0;
+  for (const GemmShape& s : kShapes)
+    bytes = emha::gemm_f32_scratch_bytes(s.m, s.n, s.k) > bytes
+                ? emha::gemm_f32_scratch_bytes(s.m, s.n, s.k) : bytes;
+  return bytes;
+}
+
+// gemm_f32's packing scratch: a static arena sized for the largest shape (no heap in the kernel).
+emha::StaticArena<max_scratch_bytes()> g_scratch;
+
+// One GEMM implementation: computes c from a and b; false on failure.
+using GemmRun = bool (*)(const GemmShape&, emha::Trans, const float* a, const float* b, float* c);
+
+bool run_emha(const GemmShape& s, emha::Trans t, const float* a, const float* b, float* c) {
+  const std::size_t ldb = t == emha::Trans::transpose ? s.k : s.n;
+  return emha::gemm_f32(s.m, s.n, s.k, a, s.k, b, ldb, t, c, s.n, g_scratch) == emha::Status::ok;
+}
+// A peer absent from this build is never registered; `if constexpr` keeps its symbol unreferenced.
+bool run_openblas(const GemmShape& s, emha::Trans t, const float* a, const float* b, float* c) {
+  if constexpr (emha_bench::have_openblas)
+    emha_bench::gemm_openblas(s.m, s.n, s.k, a, b, t == emha::Trans::transpose, c);
+  return emha_bench::have_openblas;
+}
+bool run_eigen(const GemmShape& s, emha::Trans t, const float* a, const float* b, float* c) {
+  if constexpr (emha_bench::have_eigen)
+    emha_bench::gemm_eigen(s.m, s.n, s.k, a, b, t == emha::Trans::transpose, c);
+  return emha_bench::have_eigen;
+}
+
+// Max |x - y| / (k * 1.2e-7 * k): below 1 when within 2*k*eps times sum|a||b| <= k (|a|,|b| <= 1).
+double scaled_deviation(const std::vector<float>& x, const std::vector<float>& y, std::size_t k) {
+  // A plain loop: GCC 12 for aarch64 crashes vectorizing an fmax reduction here.
+  double worst = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(double(x[i]) - double(y[i]));
+    if (std::isnan(d)) return INFINITY;
+    if (d > worst) worst = d;
+  }
+  return worst / (1.2e-7 * double(k) * double(k) + 1e-6);
+}
+
+void bm_gemm(benchmark::State& state, GemmShape s, emha::Trans t, GemmRun run) {
+  const std::vector<float> a = emha_bench::uniform(s.m * s.k, 1);
+  const std::vector<float> b = emha_bench::uniform(s.n * s.k, 2);
+  std::vector<float> c(s.m * s.n), c_emha(s.m * s.n);
+  if (!run_emha(s, t, a.data(), b.data(), c_emha.data()) || !run(s, t, a.data(), b.data(), c.data())) {
+    state.SkipWithError("GEMM returned an error");
+    return;
+  }
+  if (scaled_deviation(c, c_emha, s.k) > 1.0) {
+    state.SkipWithError("result differs from emha::gemm_f32");
+    return;
+  }
+  for (auto _ : state) {
+    run(s, t, a.data(), b.data(), c.data());
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  emha_bench::set_flop_counters(state, 2.0 * double(s.m) * double(s.n) * double(s.k));
+}
+
+// Registers every shape x layout x present implementation; returns the summary's rows and columns.
+void register_gemm_benchmarks(std::vector<emha_bench::GemmSummaryRow>& rows,
+                              std::vector<std::string>& impl_names) {
+  struct Impl {
+    const char* name;
+    GemmRun run;
+    bool present;
+  };
+  const Impl impls[] = {
+      {"emha", run_emha, true},
+      {"openblas", run_openblas, emha_bench::have_openblas},
+      {"eigen", run_eigen, emha_bench::have_eigen},
+  };
+  for (const Impl& impl : impls)
+    if (impl.present) impl_names.push_back(impl.name);
+  for (const GemmShape& s : kShapes) {
+    for (emha::Trans t : {emha::Trans::transpose, emha::Trans::none}) {
+      const std::string prefix = std::string("gemm_f32/") + (t == emha::Trans::transpose ? "nt/" : "nn/") +
+                                 std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                                 std::to_string(s.k);
+      rows.push_back({prefix, 2.0 * double(s.m) * double(s.n) * double(s.k)});
+      for (const Impl& impl : impls) {
+        if (!impl.present) continue;
+        benchmark::RegisterBenchmark((prefix + "/" + impl.name).c_str(), bm_gemm, s, t, impl.run)
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  emha_bench::BenchRun run(argc, argv);
+  if (run.status != 0) return run.status;
+  std::vector<emha_bench::GemmSummaryRow> rows;
+  std::vector<std::string> impl_names;
+  register_gemm_benchmarks(rows, impl_names);
+  run.run();
+  emha_bench::print_gemm_summary(run.text, rows, impl_names, run.results, run.peak.gflops);
+  return run.status;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# README command 1: installs dependencies, builds Release, then runs
+#   1. the attention benchmark (emha MultiHeadAttention vs Eigen) and its summary table,
+#   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table),
+#   3. the PyTorch comparison, if /usr/bin/python3 can import torch.
+# Takes a few minutes. Stops with a non-zero status at the first failure.
+#   EMHA_BUILD_ROOT         where build trees go (default: build/); this one is bench-release
+#   EMHA_JOBS               parallel build jobs (default: nproc)
+#   EMHA_BENCH_REPETITIONS  repetitions per benchmark, medians reported (default: 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${EMHA_BUILD_ROOT:-$root/build}
+jobs=${EMHA_JOBS:-$(nproc)}
+reps=${EMHA_BENCH_REPETITIONS:-10}
+build=$out/bench-release
+mkdir -p "$out"
+
+bash .ci/install-deps --with-torch
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+step "configure and build (Release) in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
+  -DEMHA_BUILD_BENCH=ON >/dev/null
+cmake --build "$build" -j "$jobs" --target emha_bench_mha emha_bench_gemm emha_bench_softmax
+
+# Repetitions in random order, so that a noisy neighbour hits every implementation alike;
+# medians are what the summaries report.
+common=(--benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true
+        --benchmark_report_aggregates_only=true)
+
+step "MultiHeadAttention::forward vs Eigen (bench/attention/bench_mha.cpp)"
+"$build/bench/emha_bench_mha" "${common[@]}" --benchmark_min_time=0.1 \
+  --benchmark_out="$build/bench_mha.json" --benchmark_out_format=json
+
+step "gemm_f32 vs OpenBLAS and Eigen (bench/kernels/bench_gemm.cpp; JSON in $build/bench_gemm.json)"
+# JSON on stdout goes to the file; the peak and the summary table come on stderr.
+"$build/bench/emha_bench_gemm" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
+  --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+  --benchmark_format=json >"$build/bench_gemm.json"
+
+step "PyTorch nn.MultiheadAttention (bench/torch_mha.py)"
+if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
+  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions "$reps" --min-time 0.1
+else
+  echo "skipped: /usr/bin/python3 cannot import torch (install it with: apt-get install python3-torch)"
+fi
+
+step "benchmarks done"

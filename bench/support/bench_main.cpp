@@ -1,0 +1,160 @@
+// BenchRun: Google Benchmark's main split in two (set-up, run), plus the start-up FMA peak and a
+// display reporter that keeps every benchmark's median for the binary's own summary table.
+
+#include "support/bench_main.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <unistd.h>
+
+#include "emha/simd.hpp"
+#include "support/counters.hpp"
+#include "support/peers.hpp"
+
+namespace emha_bench {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+namespace {
+
+using Run = benchmark::BenchmarkReporter::Run;
+
+// Collects per-iteration runs and "median" aggregates by benchmark name.
+class RunCollector {
+ public:
+  void add(const Run& r) {
+    const std::string name = r.run_name.function_name +
+                             (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
+    Series& s = series_[name];
+    if (r.error_occurred) s.error = r.error_message.empty() ? "error" : r.error_message;
+    const double seconds = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+    if (r.run_type == Run::RT_Iteration) {
+      s.times.push_back(seconds);
+      for (const auto& c : r.counters) s.counters[c.first].push_back(c.second.value);
+    } else if (r.aggregate_name == "median") {  // present when only aggregates are displayed
+      s.median_time = seconds;
+      for (const auto& c : r.counters) s.median_counters[c.first] = c.second.value;
+    }
+  }
+
+  std::map<std::string, Measured> medians() const {
+    std::map<std::string, Measured> out;
+    for (const auto& [name, s] : series_) {
+      Measured& m = out[name];
+      m.error = s.error;
+      if (s.median_time >= 0.0) {
+        m.time_s = s.median_time;
+        m.counters = s.median_counters;
+      } else {
+        m.time_s = median(s.times);
+        for (const auto& [cname, values] : s.counters) m.counters[cname] = median(values);
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Series {
+    std::vector<double> times;
+    std::map<std::string, std::vector<double>> counters;
+    double median_time = -1.0;
+    std::map<std::string, double> median_counters;
+    std::string error;
+  };
+  std::map<std::string, Series> series_;
+};
+
+// A display reporter of any format that also feeds the collector.
+template <class Base>
+class Capturing : public Base {
+ public:
+  template <class... BaseArgs>
+  explicit Capturing(RunCollector& c, BaseArgs... base_args) : Base(base_args...), collector_(c) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) collector_.add(r);
+    // GFLOPS and peak_frac are already rates: print "76.7", not the console's "76.7/s".
+    std::vector<Run> shown = runs;
+    for (Run& r : shown)
+      for (auto& [name, counter] : r.counters)
+        if (name == "GFLOPS" || name == "peak_frac")
+          counter.flags = benchmark::Counter::Flags(counter.flags & ~benchmark::Counter::kIsRate);
+    Base::ReportRuns(shown);
+  }
+
+ private:
+  RunCollector& collector_;
+};
+
+// --benchmark_format as given (Initialize() removes the flag from argv, so read it first).
+std::string display_format(int argc, char** argv) {
+  std::string format = "console";
+  const char* key = "--benchmark_format=";
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], key, std::strlen(key)) == 0) format = argv[i] + std::strlen(key);
+  return format;
+}
+
+}  // namespace
+
+BenchRun::BenchRun(int argc, char** argv) : format_(display_format(argc, argv)) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    status = 1;
+    return;
+  }
+  if (format_ != "console" && format_ != "json") {  // CSV is deprecated in Google Benchmark
+    std::fprintf(stderr, "--benchmark_format=%s: use console or json\n", format_.c_str());
+    status = 1;
+    return;
+  }
+  text = format_ == "console" ? stdout : stderr;  // keep machine-readable stdout clean
+
+  peak = measure_fma_peak();
+  set_peak_gflops(peak.gflops);
+  const std::string peers = init_peers();
+  benchmark::AddCustomContext("fma_peak_gflops", std::to_string(peak.gflops));
+  benchmark::AddCustomContext("fma_peak_median_gflops", std::to_string(peak.median_gflops));
+  benchmark::AddCustomContext("fma_peak_isa", peak.isa);
+  benchmark::AddCustomContext("emha_simd_isa", emha::simd_isa());
+  benchmark::AddCustomContext("peers", peers);
+  std::fprintf(text,
+               "FMA peak (1 core, f32, %s, %zu lanes x %zu chains): %.1f GFLOP/s best, %.1f median "
+               "of 31 trials\nemha kernels: %s\npeers: %s\n",
+               peak.isa, peak.lanes, peak.chains, peak.gflops, peak.median_gflops,
+               emha::simd_isa(), peers.c_str());
+  if (std::strcmp(peak.isa, emha::simd_isa()) != 0)
+    std::fprintf(text, "note: the peak is for %s, the emha kernels run %s\n", peak.isa,
+                 emha::simd_isa());
+  std::fflush(text);
+}
+
+void BenchRun::run() {
+  if (status != 0) return;
+  RunCollector collector;
+  std::unique_ptr<benchmark::BenchmarkReporter> display;
+  if (format_ == "json") {
+    display = std::make_unique<Capturing<benchmark::JSONReporter>>(collector);
+  } else {
+    using Console = benchmark::ConsoleReporter;  // colour only on a terminal, as Google Benchmark does
+    display = std::make_unique<Capturing<Console>>(
+        collector, isatty(STDOUT_FILENO) ? Console::OO_ColorTabular : Console::OO_Tabular);
+  }
+  std::fflush(text);
+  benchmark::RunSpecifiedBenchmarks(display.get());
+  benchmark::Shutdown();
+  results = collector.medians();
+  for (const auto& [name, m] : results)
+    if (!m.error.empty()) status = 1;
+}
+
+}  // namespace emha_bench

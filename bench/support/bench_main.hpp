@@ -1,0 +1,56 @@
+#pragma once
+// The shared main of the benchmark binaries: Google Benchmark's flags, the start-up FMA peak,
+// peer set-up, context entries, and the per-benchmark medians for a binary's own summary.
+//
+//   int main(int argc, char** argv) {
+//     emha_bench::BenchRun run(argc, argv);  // flags, FMA peak, peers, context
+//     if (run.status != 0) return run.status;
+//     register_my_benchmarks();              // may print checks to run.text
+//     run.run();
+//     ... print a summary from run.results to run.text ...
+//     return run.status;
+//   }
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/peak_flops.hpp"
+
+namespace emha_bench {
+
+// One benchmark's result: medians over its repetitions (the single run without repetitions).
+// Time is the benchmark thread's CPU time (Google Benchmark's default, no UseRealTime()): on an
+// idle core it equals wall time, and on a shared, busy machine it leaves out the time the thread
+// was preempted, which is noise, not the code's cost. Every implementation here is
+// single-threaded, so no work runs on threads this clock misses. Real time is in the JSON too.
+struct Measured {
+  double time_s = 0.0;                   // CPU seconds per iteration
+  std::map<std::string, double> counters;  // user counters (GFLOPS, peak_frac, ...), final values
+  std::string error;                     // SkipWithError message, empty if it ran
+};
+
+class BenchRun {
+ public:
+  // Parses argv (Google Benchmark flags; status 1 on an unknown one or a format other than
+  // console and json), measures the FMA peak, sets the peers up and adds context entries
+  // (fma_peak_gflops, fma_peak_isa, emha_simd_isa, peers), also printed as lines on `text`.
+  BenchRun(int argc, char** argv);
+
+  // Runs the registered benchmarks, fills `results`; status 1 if one reported an error.
+  void run();
+
+  int status = 0;                           // exit status of the binary
+  std::map<std::string, Measured> results;  // by benchmark name as registered
+  FmaPeak peak;
+  std::FILE* text = stdout;  // human-readable lines: stderr when stdout carries JSON
+
+ private:
+  std::string format_;  // --benchmark_format
+};
+
+// The median of v (the mean of the middle two for an even count); 0 for an empty v.
+double median(std::vector<double> v);
+
+}  // namespace emha_bench

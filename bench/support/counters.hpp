@@ -1,0 +1,18 @@
+#pragma once
+// The FLOP-rate counters every benchmark reports, relative to the FMA peak measured at start-up.
+
+#include <benchmark/benchmark.h>
+
+namespace emha_bench {
+
+// The start-up FMA peak of this process in 1e9 FLOP/s (run_benchmarks sets it before any
+// benchmark runs; 0 until then).
+double peak_gflops() noexcept;
+void set_peak_gflops(double gflops) noexcept;
+
+// Adds the counters of a benchmark doing `flop_per_iteration` FLOP per iteration:
+//   GFLOPS    1e9 FLOP per second (Counter::kIsRate: over the thread's CPU time)
+//   peak_frac GFLOPS / peak_gflops(), 1.0 = every FMA pipe busy every cycle
+void set_flop_counters(benchmark::State& state, double flop_per_iteration);
+
+}  // namespace emha_bench

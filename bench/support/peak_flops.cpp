@@ -1,0 +1,95 @@
+// FMA throughput loop: `chains` independent accumulators acc = acc * a + b, each an FMA of one
+// vector, so the loop runs at the core's FMA issue rate instead of its FMA latency. Compiled with
+// the library's instruction-set flags (bench/CMakeLists.txt), so "peak" is the peak of the same
+// vector width the kernels use: AVX2+FMA on x86 (-mavx2 -mfma), NEON on ARM, one lane when xsimd
+// has no architecture for the target (armv6/armv7 without NEON).
+//
+// This file is the one place in bench/ that asks which SIMD architecture the build has.
+
+#include "support/peak_flops.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+#if __has_include(<xsimd/config/xsimd_config.hpp>)
+#include <xsimd/config/xsimd_config.hpp>
+#if !defined(XSIMD_NO_SUPPORTED_ARCHITECTURE)
+#define EMHA_BENCH_PEAK_XSIMD 1
+#include <xsimd/xsimd.hpp>
+#endif
+#endif
+
+namespace emha_bench {
+namespace {
+
+#if defined(EMHA_BENCH_PEAK_XSIMD)
+using Vec = xsimd::batch<float>;  // the build's default architecture
+inline Vec fma(Vec a, Vec b, Vec c) noexcept { return xsimd::fma(a, b, c); }
+inline float first_lane(Vec v) noexcept { return xsimd::hadd(v); }
+const char* vec_isa() noexcept { return xsimd::default_arch::name(); }
+#else
+struct Vec {  // one lane; a * b + c contracts to a hardware FMA where the FPU has one
+  static constexpr std::size_t size = 1;
+  float v;
+  explicit Vec(float x = 0.0f) noexcept : v(x) {}
+};
+inline Vec fma(Vec a, Vec b, Vec c) noexcept { return Vec(a.v * b.v + c.v); }
+inline float first_lane(Vec v) noexcept { return v.v; }
+const char* vec_isa() noexcept { return "scalar"; }
+#endif
+
+// Chains: FMA latency x FMA pipes, within the register file (16 vector registers on x86-64 AVX2
+// and armv7, 32 on aarch64). 12 covers 2 pipes x 4-5 cycles (Zen, Skylake); aarch64 cores have
+// longer FMA latency (Cortex-A72: 7 cycles, 2 pipes).
+#if defined(__aarch64__)
+constexpr std::size_t kChains = 24;
+#else
+constexpr std::size_t kChains = 12;
+#endif
+
+volatile float g_seed_a = 0.9999999f;  // volatile: the compiler cannot fold the chains away
+volatile float g_seed_b = 1.0e-7f;
+volatile float g_sink = 0.0f;
+
+// Runs `iters` iterations of kChains FMAs and returns the elapsed seconds.
+double fma_loop_seconds(std::uint64_t iters) noexcept {
+  const Vec a(g_seed_a), b(g_seed_b);
+  Vec acc[kChains];
+  for (std::size_t c = 0; c < kChains; ++c) acc[c] = Vec(1.0f + 0.001f * float(c));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 32
+    for (std::size_t c = 0; c < kChains; ++c) acc[c] = fma(acc[c], a, b);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  float sum = 0.0f;
+  for (std::size_t c = 0; c < kChains; ++c) sum += first_lane(acc[c]);
+  g_sink = sum;
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+}  // namespace
+
+FmaPeak measure_fma_peak() noexcept {
+  constexpr double flop_per_iter = 2.0 * kChains * Vec::size;
+  // Warm-up (clock ramp, page-in), then size a trial to ~5 ms.
+  std::uint64_t iters = 1 << 16;
+  while (fma_loop_seconds(iters) < 0.02 && iters < (std::uint64_t(1) << 40)) iters *= 2;
+  iters = std::max<std::uint64_t>(iters / 4, 1);
+
+  constexpr int kTrials = 31;
+  double gflops[kTrials];
+  for (double& g : gflops) g = flop_per_iter * double(iters) / fma_loop_seconds(iters) * 1e-9;
+  std::sort(gflops, gflops + kTrials);
+
+  FmaPeak p;
+  p.gflops = gflops[kTrials - 1];  // a peak is a ceiling: noise only lowers a trial
+  p.median_gflops = gflops[kTrials / 2];
+  p.isa = vec_isa();
+  p.lanes = Vec::size;
+  p.chains = kChains;
+  return p;
+}
+
+}  // namespace emha_bench
