@@ -75,9 +75,10 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   // Pre-packed weights: four matrices of 64 x (64 + 31) floats.
   CHECK(A::packed_weight_bytes == 4 * 64 * 95 * 4);
   CHECK(A_in_place::packed_weight_bytes == 0);
-  // (128, 4, 64) and (256, 8, 128): the unfused path (scores + P*V_h panels) is the larger.
-  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + (32 + 31) * 64 * 4 + 64));
-  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + (32 + 31) * 128 * 4 + 64));
+  // (128, 4, 64) and (256, 8, 128): the fused path is the larger, by its row max and sum (one
+  // tile covers all S x S scores at these lengths).
+  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + 2 * (64 * 4 + 64) + (32 + 31) * 64 * 4 + 64));
+  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + 2 * (128 * 4 + 64) + (32 + 31) * 128 * 4 + 64));
 }
 
 namespace {

@@ -120,13 +120,25 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
   gemm_store_tile(acc, c, ldc, m, n, e);
 }
 
+// The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
+// and its stores take the full-tile path. Attention shapes (S = 32, 64, ...) hit this often.
+template <std::size_t MR>
+inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* bp,
+                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
+                              const GemmEpilogue& e) noexcept {
+  if constexpr (MR > 1) {
+    if (m < MR) return gemm_ukernel_rows<MR - 1>(kc, a, lda, bp, c, ldc, m, n, e);
+  }
+  gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, c, ldc, m, n, e);
+}
+
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
 // overload for the architecture tag is declared (gemm_ukernel_neon64.hpp).
 template <class Arch>
 inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
-  gemm_ukernel_f32(kc, a, lda, bp, c, ldc, m, n, e);
+  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
 }  // namespace emha::detail

@@ -36,8 +36,8 @@ constexpr std::size_t mha_packed_floats(const MhaDims& d) noexcept {
 }
 
 // Tiles of the fused path: query rows and keys per block (multiples of every micro-kernel tile).
-inline constexpr std::size_t mha_block_q = 48;
-inline constexpr std::size_t mha_block_kv = 96;
+inline constexpr std::size_t mha_block_q = 192;
+inline constexpr std::size_t mha_block_kv = 192;
 
 constexpr std::size_t mha_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
 

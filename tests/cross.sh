@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The ARM half of the test suite; tests/run.sh runs it last, after installing the packages
+# (.ci/install-deps). Stops with a non-zero status at the first failure.
+#   bash tests/cross.sh [out] [jobs]     build trees go to <out>/arm-* (default build/, nproc)
+#   EMHA_CROSS_STAGES   which parts to run (default all: "linux bench cortex-m")
+#
+#   Linux boards under qemu-user (toolchains/*-linux-*.cmake), Release, the whole ctest suite:
+#     aarch64 (cortex-a72), armv7 + NEON (cortex-a7), armv6 without NEON (the scalar path).
+#   Google Benchmark binaries (bench/) for aarch64 and armv7: built, each run once briefly.
+#   Cortex-M4/M7/M55 on qemu-system-arm (toolchains/cortex-m*.cmake, tests/firmware): the test
+#     firmware, the heap gate's negative links, the footprint probes, the device benchmarks,
+#     then arm-none-eabi-size of the images.
+# qemu runs about 1e8 floating-point operations per second: everything here stays small, and
+# no timing printed here says anything about a real board.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${1:-$root/build}
+jobs=${2:-$(nproc)}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+toolchains=$root/toolchains
+wanted=" ${EMHA_CROSS_STAGES:-linux bench cortex-m} "
+want() { [[ $wanted == *" $1 "* ]]; }
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+# Seconds per stage, printed at the end.
+stages=()
+stage_start=$SECONDS
+stage_done() {
+  stages+=("$(printf '%5ds  %s' $((SECONDS - stage_start)) "$1")")
+  stage_start=$SECONDS
+}
+
+# linux_suite <name> <toolchain file> [cmake args...]: configure, build, all of ctest under qemu.
+linux_suite() {
+  local name=$1 toolchain=$2
+  shift 2
+  step "$name: tests under qemu-user ($toolchain)"
+  cmake -S "$root" -B "$out/$name" --toolchain "$toolchains/$toolchain" -DCMAKE_BUILD_TYPE=Release \
+    -DEMHA_BUILD_TESTS=ON -DEMHA_BUILD_BENCH=OFF "$@" >/dev/null
+  cmake --build "$out/$name" -j "$jobs"
+  (cd "$out/$name" && ctest --output-on-failure -j "$jobs")
+  stage_done "$name: build + ctest"
+}
+
+# bench_smoke <name> <toolchain file> <qemu command...>: the Google Benchmark binaries of bench/,
+# each run once on its first group of benchmarks (or on EMHA_CROSS_BENCH_FILTER) for a moment.
+bench_smoke() {
+  local name=$1 toolchain=$2
+  shift 2
+  local qemu=("$@")
+  step "$name: Google Benchmark smoke run under qemu-user ($toolchain; its timings mean nothing)"
+  cmake -S "$root" -B "$out/$name" --toolchain "$toolchains/$toolchain" -DCMAKE_BUILD_TYPE=Release \
+    -DEMHA_BUILD_TESTS=OFF -DEMHA_BUILD_BENCH=ON >/dev/null
+  cmake --build "$out/$name" -j "$jobs"
+  local exes=() exe filter first list results
+  while IFS= read -r exe; do
+    if [ "$(head -c 4 "$exe" | od -An -c | tr -d ' ')" = '177ELF' ]; then exes+=("$exe"); fi
+  done < <(find "$out/$name/bench" -type f -perm -u+x ! -path '*/CMakeFiles/*' | sort)
+  if [ ${#exes[@]} -eq 0 ]; then
+    echo "no benchmark executables under $out/$name/bench" >&2
+    return 1
+  fi
+  for exe in "${exes[@]}"; do
+    filter=${EMHA_CROSS_BENCH_FILTER:-}
+    if [ -z "$filter" ]; then
+      # The first group of the list (one size, emha and its peers): names have no blanks, the
+      # binaries' own preamble lines do.
+      list=$("${qemu[@]}" "$exe" --benchmark_list_tests)
+      first=$(grep -m 1 -E '^[^[:space:]]+/emha$' <<<"$list" || grep -m 1 -E '^[^[:space:]]+$' <<<"$list" || true)
+      if [ -z "$first" ]; then
+        echo "no benchmark listed by $exe" >&2
+        return 1
+      fi
+      filter="^$(printf '%s' "${first%/*}/" | sed 's/[][\.*^$+?(){}|]/\\&/g')"
+    fi
+    echo "-- ${exe#"$out"/} --benchmark_filter='$filter'"
+    # A filter that matches nothing (or does not compile) still exits 0: require result lines.
+    results=$("${qemu[@]}" "$exe" --benchmark_filter="$filter" --benchmark_min_time=0.01)
+    printf '%s\n' "$results"
+    if ! grep -qE '[0-9.]+ (ns|us|ms|s) +[0-9.]+ (ns|us|ms|s) +[0-9]+' <<<"$results"; then
+      echo "$exe ran no benchmark" >&2
+      return 1
+    fi
+  done
+  stage_done "$name: build + smoke run"
+}
+
+# cortex_m <name> <toolchain file> <build type>: the firmware project, all of its ctest (qemu-system-arm).
+cortex_m() {
+  local name=$1 toolchain=$2 build_type=$3
+  local dir=$out/$name log=$out/$name/ctest-cross.log
+  step "$name: firmware under qemu-system-arm ($toolchain, $build_type)"
+  cmake -S "$root/tests/firmware" -B "$dir" --toolchain "$toolchains/$toolchain" \
+    -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  # Keep every test's output: show what the firmware and the benchmark print, all of it on failure.
+  if ! (cd "$dir" && ctest -V -j "$jobs" >"$log" 2>&1); then
+    cat "$log"
+    echo "$name: ctest failed (log: $log)" >&2
+    return 1
+  fi
+  sed -nE 's/^[0-9]+: //p' "$log" |
+    grep -vE '^(Test command|Working Directory|Test timeout|\[ *[0-9]+%\]|gmake|collect2|/usr/)' || true
+  grep -E 'tests passed' "$log"
+  step "$name: image sizes (bytes; flash = text + data, RAM = data + bss, stack included)"
+  arm-none-eabi-size "$dir/emha_firmware.elf" "$dir/emha_footprint_baseline.elf" \
+    "$dir/emha_footprint_mha.elf" "$dir/bench-device/emha_device_bench.elf"
+  local base mha
+  read -r -a base < <(arm-none-eabi-size "$dir/emha_footprint_baseline.elf" | tail -n 1)
+  read -r -a mha < <(arm-none-eabi-size "$dir/emha_footprint_mha.elf" | tail -n 1)
+  echo "emha in a firmware (footprint_mha - footprint_baseline: MhaConfig<64,4,32>, weights in place):" \
+    "flash $((mha[0] + mha[1] - base[0] - base[1])) bytes (code + constants)," \
+    "RAM $((mha[1] + mha[2] - base[1] - base[2])) bytes (the object with its arena, the port's state)"
+  stage_done "$name: build + firmware, heap gate, footprint, device bench"
+}
+
+if want linux; then
+  linux_suite arm-aarch64 aarch64-linux-gnu.cmake
+  linux_suite arm-armv7 armv7-linux-gnueabihf.cmake
+  linux_suite arm-armv6 armv6-linux-gnueabihf.cmake
+fi
+
+if want bench; then
+  if [ -f bench/CMakeLists.txt ]; then
+    bench_smoke arm-bench-aarch64 aarch64-linux-gnu.cmake qemu-aarch64 -L / -cpu cortex-a72
+    bench_smoke arm-bench-armv7 armv7-linux-gnueabihf.cmake qemu-arm -L / -cpu cortex-a7
+  else
+    step "Google Benchmark on aarch64/armv7: SKIPPED (no bench/CMakeLists.txt yet)"
+    stage_done "Google Benchmark smoke runs: skipped (no bench/CMakeLists.txt)"
+  fi
+fi
+
+if want cortex-m; then
+  cortex_m arm-m4 cortex-m4.cmake MinSizeRel
+  cortex_m arm-m7 cortex-m7.cmake Release
+  cortex_m arm-m55 cortex-m55.cmake Release
+fi
+
+step "ARM configurations passed"
+printf '%s\n' "${stages[@]}"

@@ -1,0 +1,159 @@
+// MultiHeadAttention against torch.nn.MultiheadAttention on the target: every fixture of
+// emha::fixtures::small (tests/attention/fixtures, mapped to the API by fixture_support.hpp, the
+// host suite's tests/attention/test_parity.cpp does the same with doctest), with the weights read
+// in place from flash and pre-packed into the object, and key padding as valid lengths. All
+// buffers are static: one arena, one object slot and the guarded outputs, sized at compile time
+// for the largest fixture.
+
+#include <cmath>
+#include <cstddef>
+#include <new>
+#include <tuple>
+#include <type_traits>
+
+#include "attention/fixture_support.hpp"
+#include "fixtures/all.hpp"
+#include "runner.hpp"
+
+namespace fw {
+namespace {
+
+using Fixtures = emha::fixtures::small;
+
+template <class F, bool Prepack>
+using Mha = emha::MultiHeadAttention<emha::test::FixtureConfig<F, Prepack>, emha::ArenaOwnership::caller>;
+
+template <class F>
+constexpr std::size_t out_floats = F::batch * F::seq_q * F::d_model;
+template <class F>
+constexpr std::size_t weight_floats = F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads);
+
+// The largest of `Size<F>` over the fixtures.
+template <template <class> class Size, class... F>
+constexpr std::size_t max_over(std::tuple<F...>*) {
+  std::size_t m = 0;
+  ((m = Size<F>::value > m ? Size<F>::value : m), ...);
+  return m;
+}
+template <template <class> class Size>
+constexpr std::size_t largest = max_over<Size>(static_cast<Fixtures*>(nullptr));
+
+template <class F>
+struct ArenaBytes : std::integral_constant<std::size_t, (Mha<F, true>::arena_bytes > Mha<F, false>::arena_bytes
+                                                             ? Mha<F, true>::arena_bytes
+                                                             : Mha<F, false>::arena_bytes)> {};
+template <class F>
+struct ObjectBytes : std::integral_constant<std::size_t, (sizeof(Mha<F, true>) > sizeof(Mha<F, false>)
+                                                              ? sizeof(Mha<F, true>)
+                                                              : sizeof(Mha<F, false>))> {};
+template <class F>
+struct OutFloats : std::integral_constant<std::size_t, out_floats<F>> {};
+template <class F>
+struct WeightFloats : std::integral_constant<std::size_t, weight_floats<F>> {};
+template <class F>
+struct Batch : std::integral_constant<std::size_t, F::batch> {};
+
+constexpr std::size_t guard = 16;
+constexpr float sentinel = -12345.0f;
+
+emha::StaticArena<largest<ArenaBytes>> g_arena;
+alignas(64) unsigned char g_object[largest<ObjectBytes>];
+float g_out[largest<OutFloats> + 2 * guard];
+float g_weights[largest<WeightFloats> + 2 * guard];
+std::size_t g_lengths[largest<Batch>];
+
+void fill_guarded(float* buf, std::size_t n) {
+  for (std::size_t i = 0; i < n + 2 * guard; ++i) buf[i] = sentinel;
+}
+bool guards_intact(const float* buf, std::size_t n) {
+  for (std::size_t i = 0; i < guard; ++i)
+    if (buf[i] != sentinel || buf[guard + n + i] != sentinel) return false;
+  return true;
+}
+// Max over elements of |got - ref| / (1 + |ref|); NaN counts as infinite.
+double max_scaled_error(const float* got, const float* ref, std::size_t n) {
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = std::fabs(double(got[i]) - double(ref[i])) / (1.0 + std::fabs(double(ref[i])));
+    worst = std::isnan(e) ? INFINITY : (e > worst ? e : worst);
+  }
+  return worst;
+}
+
+// Valid key lengths into g_lengths when the padding mask is a suffix per sequence.
+template <class F>
+bool prefix_lengths() {
+  if constexpr (std::is_array_v<decltype(F::key_padding_mask)>) {
+    for (std::size_t b = 0; b < F::batch; ++b) {
+      const bool* row = F::key_padding_mask + b * F::seq_kv;
+      std::size_t len = 0;
+      while (len < F::seq_kv && !row[len]) ++len;
+      for (std::size_t j = len; j < F::seq_kv; ++j)
+        if (!row[j]) return false;
+      g_lengths[b] = len;
+    }
+    return true;
+  } else {
+    return false;
+  }
+}
+
+template <class F, bool Prepack>
+void run_parity(bool use_lengths) {
+  using M = Mha<F, Prepack>;
+  static_assert(sizeof(M) <= sizeof(g_object) && alignof(M) <= 64, "object slot too small");
+  M& mha = *new (g_object) M(g_arena);  // placement: no heap
+  const char* variant = use_lengths ? "key lengths" : Prepack ? "pre-packed" : "weights in place";
+
+  emha::ForwardOptions opt;
+  opt.masks = emha::test::fixture_masks<F>();
+  if (use_lengths) {
+    opt.masks.key_ignored = {};
+    opt.masks.key_lengths = {g_lengths, F::batch};
+  }
+  constexpr std::size_t out_n = out_floats<F>, w_n = weight_floats<F>;
+  fill_guarded(g_out, out_n);
+  fill_guarded(g_weights, w_n);
+  if (F::need_weights) opt.attn_weights = {g_weights + guard, w_n};
+  opt.average_attn_weights = F::average_attn_weights;
+
+  const auto q = emha::test::span_of(F::query);
+  const auto k = emha::test::span_of(F::key);
+  const auto v = emha::test::span_of(F::value);
+  const emha::Span<float> out{g_out + guard, out_n};
+  emha::Status status = mha.set_weights(emha::test::fixture_weights<F>());
+  if (status == emha::Status::ok)
+    status = F::self_attention ? mha.forward(emha::test::fixture_shape<F>(), q, q, q, out, opt)
+                               : mha.forward(emha::test::fixture_shape<F>(), q, k, v, out, opt);
+
+  const double tol = emha::test::fixture_tolerance<F>();
+  const double out_err = max_scaled_error(g_out + guard, F::out, out_n);
+  double w_err = 0;
+  if constexpr (F::need_weights) w_err = max_scaled_error(g_weights + guard, F::attn_weights, w_n);
+  const bool weights_ok = F::need_weights ? w_err <= tol && guards_intact(g_weights, w_n)
+                                          : g_weights[guard] == sentinel;  // not requested: not written
+  const bool ok = status == emha::Status::ok && out_err <= tol && guards_intact(g_out, out_n) &&
+                  weights_ok && mha.arena().high_water() <= M::arena_bytes;
+  if (!check(ok, "MultiHeadAttention matches torch.nn.MultiheadAttention"))
+    Line() << "  " << F::name << " (" << variant << "): status " << int(status) << ", max |emha - torch| / (1 + |torch|) "
+           << out_err << ", weights " << w_err << ", tolerance " << tol << ", arena high water "
+           << static_cast<unsigned>(mha.arena().high_water()) << " of " << static_cast<unsigned>(M::arena_bytes);
+  mha.~M();
+}
+
+template <class... F>
+void run_all(std::tuple<F...>*) {
+  ((run_parity<F, false>(false), run_parity<F, true>(false), prefix_lengths<F>() ? run_parity<F, false>(true) : void()),
+   ...);
+}
+
+}  // namespace
+
+void test_parity() {
+  Suite suite("parity");
+  run_all(static_cast<Fixtures*>(nullptr));
+  Line() << "  " << std::tuple_size_v<Fixtures> << " fixtures; arena " << static_cast<unsigned>(sizeof(g_arena))
+         << " bytes, object slot " << static_cast<unsigned>(sizeof(g_object)) << " bytes";
+}
+
+}  // namespace fw
