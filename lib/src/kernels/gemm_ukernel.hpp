@@ -89,7 +89,7 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 }
 
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
-inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
+[[gnu::always_inline]] inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
