@@ -44,6 +44,26 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c);
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
 inline vf32 vexp(vf32 x) noexcept { return xsimd::exp(x); }
 
+// dst[i][j] = src[j][i] for a 4 x 4 block (rows lds / ldd apart): two rounds of zips on 4-lane
+// vectors, where zip is a true interleave (SSE inside any x86 build; NEON).
+#if defined(__SSE2__)
+using vf32x4 = xsimd::batch<float, xsimd::sse2>;
+#elif defined(__aarch64__)
+using vf32x4 = xsimd::batch<float, xsimd::neon64>;
+#else
+using vf32x4 = xsimd::batch<float, xsimd::neon>;
+#endif
+inline void transpose4x4(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+  const vf32x4 r0 = vf32x4::load_unaligned(src), r1 = vf32x4::load_unaligned(src + lds);
+  const vf32x4 r2 = vf32x4::load_unaligned(src + 2 * lds), r3 = vf32x4::load_unaligned(src + 3 * lds);
+  const vf32x4 t0 = xsimd::zip_lo(r0, r2), t1 = xsimd::zip_hi(r0, r2);  // a0 c0 a1 c1 | a2 c2 a3 c3
+  const vf32x4 t2 = xsimd::zip_lo(r1, r3), t3 = xsimd::zip_hi(r1, r3);  // b0 d0 b1 d1 | b2 d2 b3 d3
+  xsimd::zip_lo(t0, t2).store_unaligned(dst);
+  xsimd::zip_hi(t0, t2).store_unaligned(dst + ldd);
+  xsimd::zip_lo(t1, t3).store_unaligned(dst + 2 * ldd);
+  xsimd::zip_hi(t1, t3).store_unaligned(dst + 3 * ldd);
+}
+
 #else
 
 // One float that behaves like a batch: the scalar path shares the kernels' bodies.
@@ -68,6 +88,11 @@ inline vf32 splat(float x) noexcept { return {x}; }
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {a.v * b.v + c.v}; }
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
 inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
+
+inline void transpose4x4(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j) dst[i * ldd + j] = src[j * lds + i];
+}
 
 #endif
 

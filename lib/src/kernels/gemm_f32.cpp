@@ -33,9 +33,14 @@ void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Tra
         for (std::size_t q = cols; q < gemm_nr; ++q) dst[q] = 0.0f;
       }
     } else {
+      // 4 x 4 blocks through vector transposes, then the column and k tails one by one.
+      const std::size_t cols4 = cols / 4 * 4, kc4 = kc / 4 * 4;
+      for (std::size_t q = 0; q < cols4; q += 4)
+        for (std::size_t p = 0; p < kc4; p += 4)
+          simd::transpose4x4(b + (j + q) * ldb + p, ldb, bp + p * gemm_nr + q, gemm_nr);
       for (std::size_t q = 0; q < cols; ++q) {
         const float* src = b + (j + q) * ldb;
-        for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = src[p];
+        for (std::size_t p = q < cols4 ? kc4 : 0; p < kc; ++p) bp[p * gemm_nr + q] = src[p];
       }
       for (std::size_t q = cols; q < gemm_nr; ++q)
         for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = 0.0f;
