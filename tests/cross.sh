@@ -2,7 +2,9 @@
 # The ARM half of the test suite; tests/run.sh runs it last, after installing the packages
 # (.ci/install-deps). Stops with a non-zero status at the first failure.
 #   bash tests/cross.sh [out] [jobs]     build trees go to <out>/arm-* (default build/, nproc)
-#   EMHA_CROSS_STAGES   which parts to run (default all: "linux bench cortex-m")
+#   EMHA_CROSS_STAGES        which parts to run (default all: "linux bench cortex-m")
+#   EMHA_CROSS_BENCH_FILTER  --benchmark_filter for the Google Benchmark smoke runs (default: the
+#                            first group each binary lists, e.g. one size of emha and its peers)
 #
 #   Linux boards under qemu-user (toolchains/*-linux-*.cmake), Release, the whole ctest suite:
 #     aarch64 (cortex-a72), armv7 + NEON (cortex-a7), armv6 without NEON (the scalar path).

@@ -6,11 +6,13 @@
 
 #include <cstddef>
 
-namespace {
+// External linkage: the baseline must keep them too (it only reads them).
+namespace footprint {
 constexpr std::size_t d = 64, seq = 32;
 float in_proj_weight[3 * d * d], in_proj_bias[3 * d], out_proj_weight[d * d], out_proj_bias[d];
 float x[seq * d], y[seq * d];
-}  // namespace
+}  // namespace footprint
+using namespace footprint;
 
 #ifdef EMHA_FOOTPRINT_MHA
 #include "emha/emha.hpp"
