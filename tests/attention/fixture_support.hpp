@@ -1,7 +1,9 @@
 #pragma once
 // Reads a generated PyTorch fixture (tests/attention/fixtures/*.hpp) into emha's API types.
 
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 
 #include "emha/emha.hpp"
@@ -69,6 +71,36 @@ double fixture_tolerance() {
                                                 : (F::kdim > F::vdim ? F::kdim : F::vdim);
   const double n_chain = double(dmax + F::d_model / F::heads + F::seq_kv + F::d_model);
   return 4.0 * n_chain / 16777216.0;
+}
+
+// Max over elements of |got - ref| / (1 + |ref|); a NaN counts as infinite.
+inline double max_scaled_error(const float* got, const float* ref, std::size_t n) {
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = std::fabs(double(got[i]) - double(ref[i])) / (1.0 + std::fabs(double(ref[i])));
+    worst = std::isnan(e) ? std::numeric_limits<double>::infinity() : (e > worst ? e : worst);
+  }
+  return worst;
+}
+
+// When F's key padding mask ignores a suffix of every sequence, writes the valid lengths
+// (F::batch of them) and returns true; false otherwise (or without a padding mask).
+template <class F>
+bool prefix_lengths(std::size_t* lengths) {
+  if constexpr (std::is_array_v<decltype(F::key_padding_mask)>) {
+    for (std::size_t b = 0; b < F::batch; ++b) {
+      const bool* row = F::key_padding_mask + b * F::seq_kv;
+      std::size_t len = 0;
+      while (len < F::seq_kv && !row[len]) ++len;
+      for (std::size_t j = len; j < F::seq_kv; ++j)
+        if (!row[j]) return false;
+      lengths[b] = len;
+    }
+    return true;
+  } else {
+    (void)lengths;
+    return false;
+  }
 }
 
 }  // namespace emha::test

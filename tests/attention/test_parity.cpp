@@ -19,6 +19,7 @@ struct Guarded {  // a buffer with sentinel floats on both sides
   explicit Guarded(std::size_t count) : v(count + 2 * guard, sentinel), n(count) {}
   emha::Span<float> span() { return {v.data() + guard, n}; }
   float operator[](std::size_t i) const { return v[guard + i]; }
+  const float* data() const { return v.data() + guard; }
   bool guards_intact() const {
     for (std::size_t i = 0; i < guard; ++i)
       if (v[i] != sentinel || v[guard + n + i] != sentinel) return false;
@@ -28,30 +29,11 @@ struct Guarded {  // a buffer with sentinel floats on both sides
   std::size_t n;
 };
 
-// Max over elements of |got - ref| / (1 + |ref|).
-double max_scaled_error(const Guarded& got, const float* ref, std::size_t n) {
-  double worst = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = std::fabs(double(got[i]) - double(ref[i])) / (1.0 + std::fabs(double(ref[i])));
-    worst = std::isnan(e) ? INFINITY : (e > worst ? e : worst);
-  }
-  return worst;
-}
-
-// Valid lengths when the padding mask is a suffix per sequence; empty otherwise.
+// Valid key lengths when the padding mask ignores a suffix per sequence; empty otherwise.
 template <class F>
 std::vector<std::size_t> prefix_lengths() {
-  std::vector<std::size_t> lengths;
-  if constexpr (std::is_array_v<decltype(F::key_padding_mask)>) {
-    for (std::size_t b = 0; b < F::batch; ++b) {
-      const bool* row = F::key_padding_mask + b * F::seq_kv;
-      std::size_t len = 0;
-      while (len < F::seq_kv && !row[len]) ++len;
-      for (std::size_t j = len; j < F::seq_kv; ++j)
-        if (!row[j]) return {};
-      lengths.push_back(len);
-    }
-  }
+  std::vector<std::size_t> lengths(F::batch);
+  if (!emha::test::prefix_lengths<F>(lengths.data())) lengths.clear();
   return lengths;
 }
 
@@ -85,7 +67,7 @@ void run_parity(bool use_lengths) {
                             ? mha->forward(emha::test::fixture_shape<F>(), q, q, q, out.span(), opt)
                             : mha->forward(emha::test::fixture_shape<F>(), q, k, v, out.span(), opt);
     REQUIRE(status == emha::Status::ok);
-    const double out_err = max_scaled_error(out, F::out, out_n);
+    const double out_err = emha::test::max_scaled_error(out.data(), F::out, out_n);
     INFO(std::string(F::name) << (use_lengths ? " (key lengths)" : "") << (Prepack ? "" : " (weights in place)")
                               << (with_weights ? " unfused" : " fused")
                               << ": max |emha - torch| / (1 + |torch|) = " << out_err << ", tolerance " << tol);
@@ -94,7 +76,7 @@ void run_parity(bool use_lengths) {
     CHECK(weights.guards_intact());
     if constexpr (F::need_weights) {
       if (with_weights) {
-        const double w_err = max_scaled_error(weights, F::attn_weights, w_n);
+        const double w_err = emha::test::max_scaled_error(weights.data(), F::attn_weights, w_n);
         INFO("attention weights error " << w_err);
         CHECK(w_err <= tol);
       }
@@ -108,7 +90,7 @@ void run_parity(bool use_lengths) {
   opt.attn_weights = {};
   REQUIRE(mha->forward_reference(emha::test::fixture_shape<F>(), q, k, v, ref_out.span(), opt) ==
           emha::Status::ok);
-  CHECK(max_scaled_error(ref_out, F::out, out_n) <= tol);
+  CHECK(emha::test::max_scaled_error(ref_out.data(), F::out, out_n) <= tol);
 }
 
 }  // namespace

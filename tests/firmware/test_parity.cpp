@@ -70,33 +70,6 @@ bool guards_intact(const float* buf, std::size_t n) {
     if (buf[i] != sentinel || buf[guard + n + i] != sentinel) return false;
   return true;
 }
-// Max over elements of |got - ref| / (1 + |ref|); NaN counts as infinite.
-double max_scaled_error(const float* got, const float* ref, std::size_t n) {
-  double worst = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = std::fabs(double(got[i]) - double(ref[i])) / (1.0 + std::fabs(double(ref[i])));
-    worst = std::isnan(e) ? INFINITY : (e > worst ? e : worst);
-  }
-  return worst;
-}
-
-// Valid key lengths into g_lengths when the padding mask is a suffix per sequence.
-template <class F>
-bool prefix_lengths() {
-  if constexpr (std::is_array_v<decltype(F::key_padding_mask)>) {
-    for (std::size_t b = 0; b < F::batch; ++b) {
-      const bool* row = F::key_padding_mask + b * F::seq_kv;
-      std::size_t len = 0;
-      while (len < F::seq_kv && !row[len]) ++len;
-      for (std::size_t j = len; j < F::seq_kv; ++j)
-        if (!row[j]) return false;
-      g_lengths[b] = len;
-    }
-    return true;
-  } else {
-    return false;
-  }
-}
 
 template <class F, bool Prepack>
 void run_parity(bool use_lengths) {
@@ -127,9 +100,9 @@ void run_parity(bool use_lengths) {
                                : mha.forward(emha::test::fixture_shape<F>(), q, k, v, out, opt);
 
   const double tol = emha::test::fixture_tolerance<F>();
-  const double out_err = max_scaled_error(g_out + guard, F::out, out_n);
+  const double out_err = emha::test::max_scaled_error(g_out + guard, F::out, out_n);
   double w_err = 0;
-  if constexpr (F::need_weights) w_err = max_scaled_error(g_weights + guard, F::attn_weights, w_n);
+  if constexpr (F::need_weights) w_err = emha::test::max_scaled_error(g_weights + guard, F::attn_weights, w_n);
   const bool weights_ok = F::need_weights ? w_err <= tol && guards_intact(g_weights, w_n)
                                           : g_weights[guard] == sentinel;  // not requested: not written
   const bool ok = status == emha::Status::ok && out_err <= tol && guards_intact(g_out, out_n) &&
@@ -143,7 +116,7 @@ void run_parity(bool use_lengths) {
 
 template <class... F>
 void run_all(std::tuple<F...>*) {
-  ((run_parity<F, false>(false), run_parity<F, true>(false), prefix_lengths<F>() ? run_parity<F, false>(true) : void()),
+  ((run_parity<F, false>(false), run_parity<F, true>(false), emha::test::prefix_lengths<F>(g_lengths) ? run_parity<F, false>(true) : void()),
    ...);
 }
 
