@@ -13,39 +13,42 @@ namespace {
 using detail::gemm_mr;
 using detail::gemm_nr;
 
-// op(B)[p][j], p < kc, j < nc  ->  bp[panel][p][NR], columns past nc zero-filled.
-// Transposed B is read along its rows (contiguous) and written strided into the L1-sized panel.
+// One panel of op(B) = B: `cols` <= NR columns starting at b, kc rows ldb apart -> bp[kc][NR],
+// columns past `cols` zero-filled. A whole panel is a row of vectors per k.
+void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
+                  float* bp) noexcept {
+  for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr) {
+    if (cols == gemm_nr) {
+      for (std::size_t q = 0; q < gemm_nr; q += simd::lanes) simd::store(bp + q, simd::load(b + q));
+      continue;
+    }
+    for (std::size_t q = 0; q < cols; ++q) bp[q] = b[q];
+    for (std::size_t q = cols; q < gemm_nr; ++q) bp[q] = 0.0f;
+  }
+}
+
+// One panel of op(B) = B^T: its `cols` columns are rows of B (kc contiguous floats each, ldb
+// apart) -> bp[kc][NR], through 4 x 4 vector transposes, then the column and k tails.
+void pack_panel_t(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
+                  float* bp) noexcept {
+  const std::size_t cols4 = cols / 4 * 4, kc4 = kc / 4 * 4;
+  for (std::size_t q = 0; q < cols4; q += 4)
+    for (std::size_t p = 0; p < kc4; p += 4) simd::transpose4x4(b + q * ldb + p, ldb, bp + p * gemm_nr + q, gemm_nr);
+  for (std::size_t q = 0; q < cols; ++q)
+    for (std::size_t p = q < cols4 ? kc4 : 0; p < kc; ++p) bp[p * gemm_nr + q] = b[q * ldb + p];
+  for (std::size_t q = cols; q < gemm_nr; ++q)
+    for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = 0.0f;
+}
+
+// op(B)[p][j], p < kc, j < nc  ->  bp[panel][p][NR], one NR-column panel after another.
 void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Trans trans,
             float* bp) noexcept {
-  for (std::size_t j = 0; j < nc; j += gemm_nr) {
+  for (std::size_t j = 0; j < nc; j += gemm_nr, bp += kc * gemm_nr) {
     const std::size_t cols = gemm_min(gemm_nr, nc - j);
-    if (trans == Trans::none && cols == gemm_nr) {  // whole panel: rows of NR, vector copies
-      for (std::size_t p = 0; p < kc; ++p) {
-        const float* src = b + p * ldb + j;
-        float* dst = bp + p * gemm_nr;
-        for (std::size_t q = 0; q < gemm_nr; q += simd::lanes) simd::store(dst + q, simd::load(src + q));
-      }
-    } else if (trans == Trans::none) {
-      for (std::size_t p = 0; p < kc; ++p) {
-        const float* src = b + p * ldb + j;
-        float* dst = bp + p * gemm_nr;
-        for (std::size_t q = 0; q < cols; ++q) dst[q] = src[q];
-        for (std::size_t q = cols; q < gemm_nr; ++q) dst[q] = 0.0f;
-      }
-    } else {
-      // 4 x 4 blocks through vector transposes, then the column and k tails one by one.
-      const std::size_t cols4 = cols / 4 * 4, kc4 = kc / 4 * 4;
-      for (std::size_t q = 0; q < cols4; q += 4)
-        for (std::size_t p = 0; p < kc4; p += 4)
-          simd::transpose4x4(b + (j + q) * ldb + p, ldb, bp + p * gemm_nr + q, gemm_nr);
-      for (std::size_t q = 0; q < cols; ++q) {
-        const float* src = b + (j + q) * ldb;
-        for (std::size_t p = q < cols4 ? kc4 : 0; p < kc; ++p) bp[p * gemm_nr + q] = src[p];
-      }
-      for (std::size_t q = cols; q < gemm_nr; ++q)
-        for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = 0.0f;
-    }
-    bp += kc * gemm_nr;
+    if (trans == Trans::none)
+      pack_panel_n(kc, cols, b + j, ldb, bp);
+    else
+      pack_panel_t(kc, cols, b + j * ldb, ldb, bp);
   }
 }
 
