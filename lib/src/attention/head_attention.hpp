@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "attention/kernel_set.hpp"
-#include "attention/try.hpp"
+#include "attention/return_on_error.hpp"
 #include "emha/attention/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
 

@@ -10,7 +10,7 @@
 #include "attention/head_attention.hpp"
 #include "attention/kernel_set.hpp"
 #include "attention/mha_validate.hpp"
-#include "attention/try.hpp"
+#include "attention/return_on_error.hpp"
 
 namespace emha::detail {
 namespace {

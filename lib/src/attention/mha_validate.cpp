@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "attention/mha_validate.hpp"
-#include "attention/try.hpp"
+#include "attention/return_on_error.hpp"
 
 namespace emha::detail {
 namespace {
