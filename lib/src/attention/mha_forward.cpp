@@ -16,12 +16,14 @@ namespace emha::detail {
 namespace {
 
 // Rows of one sequence inside a [B, S, D] or [S, B, D] tensor: start and row stride.
+template <class T>
 struct Rows {
-  const float* p;
+  T* p;
   std::size_t ld;
 };
-Rows rows_of(const float* base, std::size_t b, std::size_t seq, std::size_t dim,
-             const AttentionShape& sh) noexcept {
+template <class T>
+Rows<T> rows_of(T* base, std::size_t b, std::size_t seq, std::size_t dim,
+                const AttentionShape& sh) noexcept {
   if (sh.layout == Layout::batch_first) return {base + b * seq * dim, dim};
   return {base + b * dim, sh.batch * dim};
 }
@@ -59,7 +61,7 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) n
 // one input are one GEMM (self-attention: all three; key == value: K and V) unless the weights
 // are pre-packed (then count == 1).
 template <class K>
-Status project(const MhaDims& d, const InProj& p, int first, int count, Rows x, std::size_t rows,
+Status project(const MhaDims& d, const InProj& p, int first, int count, Rows<const float> x, std::size_t rows,
                float* qkv, ArenaRef& arena) noexcept {
   const std::size_t ldqkv = 3 * d.d_model;
   if (p.packed[first])
@@ -106,9 +108,9 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
   const std::size_t ld = 3 * D;
 
   for (std::size_t b = 0; b < sh.batch; ++b) {
-    const Rows xq = rows_of(query.data, b, sq, D, sh);
-    const Rows xk = rows_of(key.data, b, skv, d.kdim, sh);
-    const Rows xv = rows_of(value.data, b, skv, d.vdim, sh);
+    const Rows<const float> xq = rows_of(query.data, b, sq, D, sh);
+    const Rows<const float> xk = rows_of(key.data, b, skv, d.kdim, sh);
+    const Rows<const float> xv = rows_of(value.data, b, skv, d.vdim, sh);
     if (fuse_qkv) {
       EMHA_TRY(project<K>(d, p, 0, 3, xq, sq, qkv, arena));
     } else {
@@ -136,13 +138,12 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
       }
     }
 
-    const Rows yo = rows_of(out.data, b, sq, D, sh);
-    float* y = const_cast<float*>(yo.p);
+    const Rows<float> y = rows_of(out.data, b, sq, D, sh);
     const GemmOptions out_bias{1.0f, 0.0f, d.bias ? w.out_proj_bias.data : nullptr};
     if (packed.w[3]) {
-      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], y, yo.ld, out_bias));
+      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], y.p, y.ld, out_bias));
     } else {
-      EMHA_TRY(K::gemm(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose, y, yo.ld,
+      EMHA_TRY(K::gemm(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose, y.p, y.ld,
                        arena, out_bias));
     }
   }

@@ -94,8 +94,9 @@ class MultiHeadAttention {
   //   self-attention may pass the same span three times; out must not overlap the inputs.
   // Without attn_weights the fused (flash-attention) path runs; with them, the unfused one.
   // Errors (nothing written to out or attn_weights): invalid_argument (no weights, a zero size,
-  // a key length > S_kv, attn_weights with Config::attention_weights off), too_long (S_q, S_kv or B above the Config maxima), null_pointer,
-  // size_mismatch (a span too small), no_space (a caller arena smaller than arena_bytes).
+  // a key length > S_kv, attn_weights with Config::attention_weights off), too_long (S_q, S_kv
+  // or B above the Config maxima), null_pointer, size_mismatch (a span too small), no_space (a
+  // caller arena smaller than arena_bytes).
   Status forward(const AttentionShape& shape, Span<const float> query, Span<const float> key,
                  Span<const float> value, Span<float> out,
                  const ForwardOptions& options = {}) noexcept {
