@@ -65,7 +65,7 @@ inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const Attent
 
 // Probabilities of head h into the caller's attention-weights buffer for batch b.
 inline void store_weights(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
-                   std::size_t b, std::size_t h, const float* p) noexcept {
+                          std::size_t b, std::size_t h, const float* p) noexcept {
   const std::size_t block = sh.seq_q * sh.seq_kv;
   if (!o.average_attn_weights) {
     float* dst = o.attn_weights.data + (b * d.heads + h) * block;
