@@ -151,7 +151,8 @@ namespace {
 // by V [n x dv]; `ref` picks the reference kernels.
 std::vector<float> online_attention(std::size_t rows, std::size_t n, std::size_t dv, std::size_t block,
                                     const std::vector<float>& scores, const std::vector<float>& v, bool ref) {
-  std::vector<float> o(rows * dv, 0.0f), m(rows, -inf), l(rows, 0.0f), s(rows * block);
+  // o starts as NaN: the update must not read it before the first block's product stores it.
+  std::vector<float> o(rows * dv, std::nanf("")), m(rows, -inf), l(rows, 0.0f), s(rows * block);
   for (std::size_t k0 = 0; k0 < n; k0 += block) {
     const std::size_t bk = std::min(block, n - k0);
     for (std::size_t i = 0; i < rows; ++i)
@@ -161,7 +162,7 @@ std::vector<float> online_attention(std::size_t rows, std::size_t n, std::size_t
     else
       emha::softmax_online_update_f32(rows, bk, s.data(), block, m.data(), l.data(), o.data(), dv, dv);
     emha::gemm_f32_ref(rows, dv, bk, s.data(), block, v.data() + k0 * dv, dv, emha::Trans::none,
-                       o.data(), dv, emha::GemmOptions{1.0f, 1.0f, nullptr});
+                       o.data(), dv, emha::GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr});
   }
   if (ref)
     emha::softmax_online_finish_f32_ref(rows, dv, l.data(), o.data(), dv);

@@ -112,11 +112,10 @@ Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOpt
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
   for (std::size_t q0 = 0; q0 < sq; q0 += mha_block_q) {
     const std::size_t bq = sq - q0 < mha_block_q ? sq - q0 : mha_block_q;
-    float* ctx = out.ctx + q0 * out.ld;
+    float* ctx = out.ctx + q0 * out.ld;  // not cleared: the first key tile stores, later ones add
     for (std::size_t i = 0; i < bq; ++i) {
       f.row_max[i] = neg_inf;
       f.row_sum[i] = 0.0f;
-      for (std::size_t j = 0; j < dk; ++j) ctx[i * out.ld + j] = 0.0f;
     }
     // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
     const std::size_t k_end = o.masks.causal && o.masks.causal_offset + q0 + bq < skv
@@ -128,7 +127,7 @@ Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOpt
       apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, f.s, lds);
       K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
       EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld, in.ld, Trans::none, ctx, out.ld,
-                       arena, GemmOptions{1.0f, 1.0f, nullptr}));
+                       arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
     }
     K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
   }

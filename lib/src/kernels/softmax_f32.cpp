@@ -128,10 +128,12 @@ void softmax_online_update_f32(std::size_t rows, std::size_t n, float* s, std::s
       continue;
     }
     const float block_sum = exp_sum(n, si, m_new);
-    if (m_new != m_old) {  // rescale what was summed against the old max (0 if there was none)
-      const float c = std::exp(m_old - m_new);
-      row_sum_io[i] *= c;
-      scale_row(o_cols, o + i * ldo, c);
+    if (m_new != m_old) {
+      if (m_old != neg_inf) {  // rescale what was summed against the old max
+        const float c = std::exp(m_old - m_new);
+        row_sum_io[i] *= c;
+        scale_row(o_cols, o + i * ldo, c);
+      }
       row_max_io[i] = m_new;
     }
     row_sum_io[i] += block_sum;

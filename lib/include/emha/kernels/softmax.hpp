@@ -21,13 +21,15 @@ void softmax_f32(std::size_t rows, std::size_t n, const float* x, std::size_t ld
 
 // Online (streaming) softmax for fused attention: keys arrive in blocks and the [rows x S_kv]
 // probabilities never exist at once. Per row i the caller keeps a running max m[i] (start -inf),
-// sum l[i] (start 0) and accumulator o[i][0..o_cols) (start 0) of sum_j p_ij * v_j.
+// sum l[i] (start 0) and accumulator o[i][0..o_cols) of sum_j p_ij * v_j.
 //
 // update, for the next block of scores s [rows x n] (scaled and masked already):
 //   m' = max(m, max_j s_ij);  c = exp(m - m');  s_ij <- exp(s_ij - m');
 //   l <- l * c + sum_j s_ij;  o_i <- o_i * c;  m <- m'
 // Rows with no unmasked key so far (m' = -inf) get s_i = 0 and keep l = 0. The caller then adds
-// s * V_block to o. A NaN score makes l NaN, so the row's output is NaN (never hidden).
+// s * V_block to o. While m = -inf, o is neither read nor written (no rescale): the caller may
+// leave it uninitialized and store the first block's s * V with beta = 0. A NaN score makes l
+// NaN, so the row's output is NaN (never hidden).
 void softmax_online_update_f32(std::size_t rows, std::size_t n, float* s, std::size_t lds,
                                float* row_max, float* row_sum, float* o, std::size_t ldo,
                                std::size_t o_cols) noexcept;

@@ -57,14 +57,17 @@ inline void softmax_online_update_f32_ref(std::size_t rows, std::size_t n, float
       for (std::size_t j = 0; j < n; ++j) si[j] = 0.0f;
       continue;
     }
-    const float c = row_max[i] == neg_inf ? 0.0f : std::exp(row_max[i] - m_new);
     float sum = 0.0f;
     for (std::size_t j = 0; j < n; ++j) {
       si[j] = std::exp(si[j] - m_new);
       sum += si[j];
     }
-    row_sum[i] = row_sum[i] * c + sum;
-    for (std::size_t q = 0; q < o_cols; ++q) o[i * ldo + q] *= c;
+    if (row_max[i] != neg_inf) {  // o and l hold blocks summed against the old max
+      const float c = std::exp(row_max[i] - m_new);
+      row_sum[i] *= c;
+      for (std::size_t q = 0; q < o_cols; ++q) o[i * ldo + q] *= c;
+    }
+    row_sum[i] += sum;
     row_max[i] = m_new;
   }
 }
