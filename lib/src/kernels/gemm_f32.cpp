@@ -88,10 +88,13 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
-          for (std::size_t ir = 0; ir < mc; ir += gemm_mr) {
-            const std::size_t mr = gemm_min(gemm_mr, mc - ir);
+          for (std::size_t ir = 0, mr = 0; ir < mc; ir += mr) {
+            // The last MR + r rows go as two tiles of about half: a tile of few rows has too
+            // few accumulators to hide the FMA latency (6 + 2 rows costs more than 4 + 4).
+            const std::size_t rest = mc - ir;
+            mr = rest > gemm_mr && rest < 2 * gemm_mr ? rest / 2 : gemm_min(gemm_mr, rest);
             detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, bp + jr * kc,
-                                     c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
+                                 c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
           }
         }
       }
