@@ -84,8 +84,13 @@ inline constexpr bool is_neon64 = false;
 inline vf32 load(const float* p) noexcept { return {*p}; }
 inline void store(float* p, vf32 v) noexcept { *p = v.v; }
 inline vf32 splat(float x) noexcept { return {x}; }
-// Not std::fma: without a hardware FMA it is a slow libm call; a*b + c may contract anyway.
+// Fused where the FPU has an FMA (Cortex-M4F/M7/M55, VFPv4); elsewhere (armv6 VFPv2) a fused
+// multiply-add would be a slow libm call, so two roundings.
+#if defined(__FP_FAST_FMAF)
+inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {__builtin_fmaf(a.v, b.v, c.v)}; }
+#else
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {a.v * b.v + c.v}; }
+#endif
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
 inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
 
