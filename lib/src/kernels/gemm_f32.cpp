@@ -17,11 +17,12 @@ using detail::gemm_nr;
 // columns past `cols` zero-filled. A whole panel is a row of vectors per k.
 void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
                   float* bp) noexcept {
-  for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr) {
-    if (cols == gemm_nr) {
+  if (cols == gemm_nr) {
+    for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr)
       for (std::size_t q = 0; q < gemm_nr; q += simd::lanes) simd::store(bp + q, simd::load(b + q));
-      continue;
-    }
+    return;
+  }
+  for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr) {
     for (std::size_t q = 0; q < cols; ++q) bp[q] = b[q];
     for (std::size_t q = cols; q < gemm_nr; ++q) bp[q] = 0.0f;
   }
@@ -88,13 +89,22 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
-          for (std::size_t ir = 0, mr = 0; ir < mc; ir += mr) {
-            // The last MR + r rows go as two tiles of about half: a tile of few rows has too
-            // few accumulators to hide the FMA latency (6 + 2 rows costs more than 4 + 4).
-            const std::size_t rest = mc - ir;
-            mr = rest > gemm_mr && rest < 2 * gemm_mr ? rest / 2 : gemm_min(gemm_mr, rest);
+          const auto tile = [&](std::size_t ir, std::size_t mr) __attribute__((always_inline)) {
             detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, bp + jr * kc,
                                  c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
+          };
+          // Full MR-row tiles, then the last MR + r rows (0 < r < MR) as two tiles of about
+          // half: a tile of few rows has too few accumulators to hide the FMA latency
+          // (6 + 2 rows costs more than 4 + 4).
+          const std::size_t r = mc % gemm_mr;
+          const std::size_t tail = r == 0 ? 0 : (mc > gemm_mr ? gemm_mr + r : r);
+          std::size_t ir = 0;
+          for (; ir < mc - tail; ir += gemm_mr) tile(ir, gemm_mr);
+          if (tail > gemm_mr) {
+            tile(ir, tail / 2);
+            tile(ir + tail / 2, tail - tail / 2);
+          } else if (tail) {
+            tile(ir, tail);
           }
         }
       }
