@@ -88,8 +88,10 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   }
 }
 
+// Not forced inline: on x86-64 (16 general registers) a copy inlined into the driver spills the
+// row pointers and reloads one per broadcast.
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
-[[gnu::always_inline]] inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
+inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
