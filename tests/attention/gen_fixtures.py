@@ -19,7 +19,8 @@ Struct format: every struct has the same members, so one templated test reads an
     batch, bias, batch_first, causal, self_attention, attn_mask_kind (0 none, 1 bool, 2 float),
     attn_mask_per_head, need_weights, average_attn_weights;
   - arrays as `static constexpr float x[] = {...};` (bool for masks), an absent array as
-    `static constexpr const float* x = nullptr;`. Weights are in torch layout; query/key/value/out
+    `static constexpr const float* x = nullptr;`; in self-attention cases key and value are
+    references to query (`static constexpr const float (&key)[N] = query;`). Weights are in torch layout; query/key/value/out
     are [B,S,D] if batch_first else [S,B,D]; attn_weights use torch's output layout
     ([B,Sq,Skv] averaged, [B,H,Sq,Skv] per head), independent of batch_first.
   - floats are exact hex-float literals; -inf (float masks only) is
@@ -278,7 +279,10 @@ def render_header(case, arrays):
         lines += ["  // attn_mask_float excludes the causal part: torch got attn_mask_float with",
                   "  // -inf added where key > query; emha adds the causal mask itself."]
     for name, arr in arrays.items():
-        lines += array_member(name, arr)
+        if case.self_attention and name in ("key", "value"):  # the same tensor: no second copy
+            lines.append(f"  static constexpr const float (&{name})[{arr.size}] = query;")
+        else:
+            lines += array_member(name, arr)
     lines += ["};", "}  // namespace emha::fixtures", ""]
     return "\n".join(lines)
 
