@@ -135,6 +135,6 @@ int main(int argc, char** argv) {
   }
 
   run.run();
-  emha_bench::print_mha_summary(run.text, rows, run.results, run.peak.gflops);
+  emha_bench::print_mha_summary(run.text, rows, run.results, run.peaks());
   return run.status;
 }

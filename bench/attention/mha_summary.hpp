@@ -17,10 +17,11 @@ struct MhaSummaryRow {
   double dev_reference = 0.0;  // max |forward - forward_reference|
 };
 
-// Prints, per row: median latency (µs of CPU time), GFLOP/s, % of the FMA peak, arena bytes, max deviation
+// Prints, per row: median latency (µs of CPU time), GFLOP/s, % of the FMA peak (start-up best and
+// the interleaved run median, see Peaks), arena bytes, max deviation
 // from the scalar reference, the Eigen peer's median latency and the ratio eigen time / emha time
 // (> 1: emha is faster). Rows whose benchmark did not run (filtered out) are skipped.
 void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
-                       const std::map<std::string, Measured>& results, double peak_gflops);
+                       const std::map<std::string, Measured>& results, const Peaks& peaks);
 
 }  // namespace emha_bench

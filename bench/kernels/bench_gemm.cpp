@@ -1,8 +1,10 @@
 // emha::gemm_f32 against single-threaded OpenBLAS and Eigen, same shapes, same binary.
 //
-// Names: gemm_f32/<nt|nn>/<M>x<N>x<K>/<emha|openblas|eigen>
+// Names: gemm_f32/<nt|nn>/<M>x<N>x<K>/<emha|emha_pp|openblas|eigen>
 //   nt: C = A * B^T, B stored [N x K] (Trans::transpose: x W^T, the attention projections)
 //   nn: C = A * B,   B stored [K x N] (Trans::none)
+//   emha packs B on every call; emha_pp is gemm_f32_prepacked with B packed once before timing
+//   (gemm_f32_pack_b), which is what MultiHeadAttention does with its weights.
 // Counters: GFLOPS = 2*M*N*K FLOP per CPU second (1e9 FLOP/s); peak_frac = GFLOPS over the FMA
 // peak measured at start-up (support/peak_flops.cpp). Time unit: microseconds; times and rates
 // use the thread's CPU time (support/bench_main.hpp says why).
@@ -101,6 +103,33 @@ void bm_gemm(benchmark::State& state, GemmShape s, emha::Trans t, GemmRun run) {
   emha_bench::set_flop_counters(state, 2.0 * double(s.m) * double(s.n) * double(s.k));
 }
 
+// gemm_f32_prepacked: B packed once here (outside the timed loop), checked against gemm_f32.
+void bm_gemm_prepacked(benchmark::State& state, GemmShape s, emha::Trans t) {
+  const std::vector<float> a = emha_bench::uniform(s.m * s.k, 1);
+  const std::vector<float> b = emha_bench::uniform(s.n * s.k, 2);
+  std::vector<float> c(s.m * s.n), c_emha(s.m * s.n);
+  std::vector<float> packed(emha::gemm_f32_packed_b_floats(s.n, s.k));
+  const std::size_t ldb = t == emha::Trans::transpose ? s.k : s.n;
+  if (emha::gemm_f32_pack_b(s.n, s.k, b.data(), ldb, t, packed.data(), packed.size()) != emha::Status::ok ||
+      !run_emha(s, t, a.data(), b.data(), c_emha.data())) {
+    state.SkipWithError("GEMM returned an error");
+    return;
+  }
+  const auto run = [&] {
+    return emha::gemm_f32_prepacked(s.m, s.n, s.k, a.data(), s.k, packed.data(), c.data(), s.n);
+  };
+  if (run() != emha::Status::ok || scaled_deviation(c, c_emha, s.k) > 1.0) {
+    state.SkipWithError("gemm_f32_prepacked differs from gemm_f32");
+    return;
+  }
+  for (auto _ : state) {
+    run();
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  emha_bench::set_flop_counters(state, 2.0 * double(s.m) * double(s.n) * double(s.k));
+}
+
 // Registers every shape x layout x present implementation; returns the summary's rows and columns.
 void register_gemm_benchmarks(std::vector<emha_bench::GemmSummaryRow>& rows,
                               std::vector<std::string>& impl_names) {
@@ -114,8 +143,10 @@ void register_gemm_benchmarks(std::vector<emha_bench::GemmSummaryRow>& rows,
       {"openblas", run_openblas, emha_bench::have_openblas},
       {"eigen", run_eigen, emha_bench::have_eigen},
   };
+  impl_names.push_back("emha");
+  impl_names.push_back("emha_pp");
   for (const Impl& impl : impls)
-    if (impl.present) impl_names.push_back(impl.name);
+    if (impl.present && impl.run != run_emha) impl_names.push_back(impl.name);
   for (const GemmShape& s : kShapes) {
     for (emha::Trans t : {emha::Trans::transpose, emha::Trans::none}) {
       const std::string prefix = std::string("gemm_f32/") + (t == emha::Trans::transpose ? "nt/" : "nn/") +
@@ -127,6 +158,8 @@ void register_gemm_benchmarks(std::vector<emha_bench::GemmSummaryRow>& rows,
         benchmark::RegisterBenchmark((prefix + "/" + impl.name).c_str(), bm_gemm, s, t, impl.run)
             ->Unit(benchmark::kMicrosecond);
       }
+      benchmark::RegisterBenchmark((prefix + "/emha_pp").c_str(), bm_gemm_prepacked, s, t)
+          ->Unit(benchmark::kMicrosecond);
     }
   }
 }
@@ -140,6 +173,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> impl_names;
   register_gemm_benchmarks(rows, impl_names);
   run.run();
-  emha_bench::print_gemm_summary(run.text, rows, impl_names, run.results, run.peak.gflops);
+  emha_bench::print_gemm_summary(run.text, rows, impl_names, run.results, run.peaks());
   return run.status;
 }

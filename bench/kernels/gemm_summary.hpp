@@ -17,9 +17,12 @@ struct GemmSummaryRow {
 };
 
 // One line per row whose "<name>/emha" ran; columns for the implementations in `impls`
-// ("emha" first), "n/a" where one did not run (peer not built or filtered out).
+// ("emha" first; names starting with "emha" are emha's variants, the rest peers), "n/a" where
+// one did not run (peer not built or filtered out): GFLOP/s and % of the start-up peak each,
+// every peer's time over every emha variant's, and each variant's % of the interleaved run
+// peak (Peaks::run_median).
 void print_gemm_summary(std::FILE* out, const std::vector<GemmSummaryRow>& rows,
                         const std::vector<std::string>& impls,
-                        const std::map<std::string, Measured>& results, double peak_gflops);
+                        const std::map<std::string, Measured>& results, const Peaks& peaks);
 
 }  // namespace emha_bench

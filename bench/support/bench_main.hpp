@@ -31,15 +31,28 @@ struct Measured {
   std::string error;                     // SkipWithError message, empty if it ran
 };
 
+// The two FMA peaks a summary divides by, GFLOP/s (0: not measured).
+struct Peaks {
+  double startup_best = 0.0;  // best of the 31 start-up trials: the core's ceiling
+  double run_median = 0.0;    // median of the interleaved `fma_peak` benchmark
+};
+
 class BenchRun {
  public:
   // Parses argv (Google Benchmark flags; status 1 on an unknown one or a format other than
   // console and json), measures the FMA peak, sets the peers up and adds context entries
-  // (fma_peak_gflops, fma_peak_isa, emha_simd_isa, peers), also printed as lines on `text`.
+  // (fma_peak_gflops, fma_peak_isa, emha_simd_isa, peers), also printed as lines on `text`,
+  // and registers the `fma_peak` benchmark.
   BenchRun(int argc, char** argv);
 
   // Runs the registered benchmarks, fills `results`; status 1 if one reported an error.
   void run();
+
+  // Median GFLOP/s of the `fma_peak` benchmark (the start-up loop, registered by the
+  // constructor and interleaved with the others when the run shuffles repetitions); 0 if it
+  // did not run (--benchmark_filter).
+  double run_peak_gflops() const;
+  Peaks peaks() const { return {peak.gflops, run_peak_gflops()}; }
 
   int status = 0;                           // exit status of the binary
   std::map<std::string, Measured> results;  // by benchmark name as registered
@@ -49,6 +62,8 @@ class BenchRun {
  private:
   std::string format_;  // --benchmark_format
 };
+
+extern const char* const kRunPeakBenchmark;  // "fma_peak"
 
 // The median of v (the mean of the middle two for an even count); 0 for an empty v.
 double median(std::vector<double> v);

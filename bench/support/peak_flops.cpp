@@ -89,7 +89,13 @@ FmaPeak measure_fma_peak() noexcept {
   p.isa = vec_isa();
   p.lanes = Vec::size;
   p.chains = kChains;
+  p.trial_iters = iters;
   return p;
+}
+
+double run_fma_loop(std::uint64_t iters) noexcept {
+  fma_loop_seconds(iters);
+  return 2.0 * kChains * Vec::size * double(iters);
 }
 
 }  // namespace emha_bench
