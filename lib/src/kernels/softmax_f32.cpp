@@ -15,20 +15,23 @@ namespace {
 using simd::lanes;
 using simd::vf32;
 
+// Horizontal max and sum as a pairwise tree over the lanes (depth log2(lanes), not a chain of
+// lanes - 1 dependent operations: on short rows the reduction is most of the row's latency).
+// The order is fixed per build, so results stay deterministic.
 float reduce_max(vf32 v) noexcept {
   float t[lanes];
   simd::store(t, v);
-  float m = t[0];
-  for (std::size_t i = 1; i < lanes; ++i) m = t[i] > m ? t[i] : m;
-  return m;
+  for (std::size_t w = lanes / 2; w > 0; w /= 2)
+    for (std::size_t i = 0; i < w; ++i) t[i] = t[i + w] > t[i] ? t[i + w] : t[i];
+  return t[0];
 }
 
 float reduce_sum(vf32 v) noexcept {
   float t[lanes];
   simd::store(t, v);
-  float s = 0.0f;
-  for (std::size_t i = 0; i < lanes; ++i) s += t[i];
-  return s;
+  for (std::size_t w = lanes / 2; w > 0; w /= 2)
+    for (std::size_t i = 0; i < w; ++i) t[i] += t[i + w];
+  return t[0];
 }
 
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
@@ -39,7 +42,8 @@ bool has_nan(std::size_t n, const float* y) noexcept {
   return nan;
 }
 
-float row_max(std::size_t n, const float* y) noexcept {
+// Inlined into the row loops: the exp constants are then set up once per call, not per row.
+[[gnu::always_inline]] inline float row_max(std::size_t n, const float* y) noexcept {
   vf32 vmax = simd::splat(neg_inf);
   std::size_t j = 0;
   for (; j + lanes <= n; j += lanes) vmax = simd::vmax(vmax, simd::load(y + j));
@@ -49,7 +53,7 @@ float row_max(std::size_t n, const float* y) noexcept {
 }
 
 // y[j] <- exp(y[j] - max); returns the sum. A NaN y (or max = +inf) makes the sum NaN.
-float exp_sum(std::size_t n, float* y, float max) noexcept {
+[[gnu::always_inline]] inline float exp_sum(std::size_t n, float* y, float max) noexcept {
   const vf32 vm = simd::splat(max);
   vf32 vsum = simd::splat(0.0f);
   std::size_t j = 0;
