@@ -88,6 +88,34 @@ TEST_CASE("softmax_f32 rows sum to one and follow float64 at +-80 magnitudes") {
   }
 }
 
+// The vector exp (xsimd::exp on SIMD builds) sees x = z - max: rows [0, z_1 .. z_15] with z_j =
+// -(j - 1 + f) * 104 / 15 and f stepping through [0, 1) over 2000 rows put 30,000 arguments
+// evenly over [-104, 0], in whole vectors on every build: the polynomial's range, the 2^n scaling
+// for every n down to -126, and the underflow below 2^-126. With scale 1, no mask and max 0,
+// z - max is exact, so the only errors are the exp's own (<= 4 ulp budgeted), the n-term sum
+// (n u) and the division (u); keys 6.9 apart keep each y_j's own exp error visible (a shared
+// relative error would cancel in y = e / sum e). Below 2^-126, 0 is accepted (1e-37 absolute).
+TEST_CASE("softmax_f32's exp across its argument range, to a few ulp") {
+  constexpr std::size_t rows = 2000, n = 16;
+  std::vector<float> x(rows * n), y(rows * n), y64(rows * n);
+  for (std::size_t i = 0; i < rows; ++i) {
+    x[i * n] = 0.0f;
+    for (std::size_t j = 1; j < n; ++j)
+      x[i * n + j] = -(float(j - 1) + float(i) / float(rows)) * (104.0f / float(n - 1));
+  }
+  emha::softmax_f32(rows, n, x.data(), n, y.data(), n);
+  emha::softmax_f32_ref<double>(rows, n, x.data(), n, y64.data(), n);
+  std::size_t bad = 0;
+  double worst_ulps = 0.0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const double err = std::fabs(double(y[k]) - y64[k]);
+    if (y64[k] > 1e-37) worst_ulps = std::max(worst_ulps, err / (y64[k] * emha::test::u32));
+    bad += !(err <= y64[k] * (4.0 + double(n) + 1.0) * emha::test::u32 + 1e-37);
+  }
+  INFO("worst relative error in units of 2^-24: " << worst_ulps);
+  CHECK(bad == 0);
+}
+
 TEST_CASE("softmax_f32 edge cases") {
   SUBCASE("one element is exactly 1") {
     const float x = 3.5f;
