@@ -25,6 +25,9 @@
 
 #if defined(EMHA_SIMD_XSIMD)
 #include <xsimd/xsimd.hpp>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #endif
 
 namespace emha::simd {
@@ -44,8 +47,32 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c);
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
 inline vf32 vexp(vf32 x) noexcept { return xsimd::exp(x); }
 
-// dst[i][j] = src[j][i] for a 4 x 4 block (rows lds / ldd apart): two rounds of zips on 4-lane
-// vectors, where zip is a true interleave (SSE inside any x86 build; NEON).
+// dst[i][j] = src[j][i] for a T x T block (rows lds / ldd apart), T = transpose_block: the
+// B-packing of C = A B^T moves every element of B through one of these.
+#if defined(__AVX__)
+// 8 x 8 on AVX: unpack pairs of rows, shuffle pairs of pairs, then swap 128-bit halves
+// (24 shuffles per 64 floats, where 4 x 4 blocks take 32).
+inline constexpr std::size_t transpose_block = 8;
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * lds);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);      // a0 b0 c0 d0 | a4 b4 c4 d4
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);  // a1 b1 c1 d1 | a5 ..
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {  // rows 0-3 of the block in r[0..3], rows 4-7 in r[4..7]
+    _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+#else
+// 4 x 4: two rounds of zips on 4-lane vectors, where zip is a true interleave (NEON; SSE).
 #if defined(__SSE2__)
 using vf32x4 = xsimd::batch<float, xsimd::sse2>;
 #elif defined(__aarch64__)
@@ -53,7 +80,8 @@ using vf32x4 = xsimd::batch<float, xsimd::neon64>;
 #else
 using vf32x4 = xsimd::batch<float, xsimd::neon>;
 #endif
-inline void transpose4x4(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+inline constexpr std::size_t transpose_block = 4;
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
   const vf32x4 r0 = vf32x4::load_unaligned(src), r1 = vf32x4::load_unaligned(src + lds);
   const vf32x4 r2 = vf32x4::load_unaligned(src + 2 * lds), r3 = vf32x4::load_unaligned(src + 3 * lds);
   const vf32x4 t0 = xsimd::zip_lo(r0, r2), t1 = xsimd::zip_hi(r0, r2);  // a0 c0 a1 c1 | a2 c2 a3 c3
@@ -63,6 +91,7 @@ inline void transpose4x4(const float* src, std::size_t lds, float* dst, std::siz
   xsimd::zip_lo(t1, t3).store_unaligned(dst + 2 * ldd);
   xsimd::zip_hi(t1, t3).store_unaligned(dst + 3 * ldd);
 }
+#endif
 
 #else
 
@@ -94,7 +123,8 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {a.v * b.v + c.v}; }
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
 inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
 
-inline void transpose4x4(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+inline constexpr std::size_t transpose_block = 4;
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
   for (std::size_t i = 0; i < 4; ++i)
     for (std::size_t j = 0; j < 4; ++j) dst[i * ldd + j] = src[j * lds + i];
 }

@@ -29,14 +29,17 @@ void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t 
 }
 
 // One panel of op(B) = B^T: its `cols` columns are rows of B (kc contiguous floats each, ldb
-// apart) -> bp[kc][NR], through 4 x 4 vector transposes, then the column and k tails.
+// apart) -> bp[kc][NR], through T x T block transposes (T = simd::transpose_block), then the
+// column and k tails.
 void pack_panel_t(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
                   float* bp) noexcept {
-  const std::size_t cols4 = cols / 4 * 4, kc4 = kc / 4 * 4;
-  for (std::size_t q = 0; q < cols4; q += 4)
-    for (std::size_t p = 0; p < kc4; p += 4) simd::transpose4x4(b + q * ldb + p, ldb, bp + p * gemm_nr + q, gemm_nr);
+  constexpr std::size_t T = simd::transpose_block;
+  const std::size_t cols_t = cols / T * T, kc_t = kc / T * T;
+  for (std::size_t q = 0; q < cols_t; q += T)
+    for (std::size_t p = 0; p < kc_t; p += T)
+      simd::transpose_block_f32(b + q * ldb + p, ldb, bp + p * gemm_nr + q, gemm_nr);
   for (std::size_t q = 0; q < cols; ++q)
-    for (std::size_t p = q < cols4 ? kc4 : 0; p < kc; ++p) bp[p * gemm_nr + q] = b[q * ldb + p];
+    for (std::size_t p = q < cols_t ? kc_t : 0; p < kc; ++p) bp[p * gemm_nr + q] = b[q * ldb + p];
   for (std::size_t q = cols; q < gemm_nr; ++q)
     for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = 0.0f;
 }
