@@ -22,11 +22,15 @@
 using emha::GemmOptions;
 using emha::Status;
 using emha::Trans;
+using emha::gemm_kc;
+using emha::gemm_mc;
+using emha::gemm_nc;
 
 namespace {
 
 // Scratch for the largest case below (m, n, k <= 300), from an arena, never the heap.
-emha::StaticArena<emha::gemm_f32_scratch_bytes(300, 300, 300)> g_scratch;
+// Covers every case below (scratch is bounded by one gemm_kc x gemm_nc block).
+emha::StaticArena<emha::gemm_f32_scratch_bytes(600, 600, 600)> g_scratch;
 
 struct GemmCase {
   std::size_t m, n, k;
@@ -124,6 +128,11 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   check_gemm({97, 70, 300, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
   check_gemm({131, 45, 290, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
   check_gemm({200, 300, 40, Trans::transpose}, 902);
+  // n > gemm_nc and k > gemm_kc: with m <= gemm_mc each B panel is packed just before use, with
+  // m > gemm_mc the whole block is packed first; both against the same references.
+  check_gemm({gemm_mc, gemm_nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
+  check_gemm({29, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
+  check_gemm({gemm_mc + 1, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
 }
 
 TEST_CASE("gemm_f32: attention-shaped products") {

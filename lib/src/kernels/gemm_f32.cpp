@@ -1,6 +1,7 @@
 // Cache-blocked GEMM driver (the BLIS loop order) over the micro-kernel in gemm_ukernel.hpp.
 // Loops: columns of C by NC, k by KC (pack that block of B into NR-column panels in the caller's
-// arena, or take it pre-packed), rows by MC, then NR x MR tiles. A is read in place.
+// arena, or take it pre-packed; with a single row block, pack each panel just before its use),
+// rows by MC, then NR x MR tiles. A is read in place.
 
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
@@ -80,20 +81,24 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
     for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
       const std::size_t kc = gemm_min(gemm_kc, k - pc);
       const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
-      if (!prepacked) {
-        const float* bsrc = trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
-        pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
-      }
+      const float* bsrc = prepacked ? nullptr : trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
+      // One row block (m <= MC): each B panel is packed right before its tiles into the same
+      // kc x NR buffer, which stays in L1 (+2-3% at 64x384x128 over packing the block first).
+      // More row blocks: the kc x nc block is packed once and shared, not re-packed per block.
+      const bool per_panel = !prepacked && m <= gemm_mc;
+      if (!prepacked && !per_panel) pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
       for (std::size_t ic = 0; ic < m; ic += gemm_mc) {
         const std::size_t mc = gemm_min(gemm_mc, m - ic);
         for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
+          if (per_panel) pack_b(kc, nr, trans_b == Trans::none ? bsrc + jr : bsrc + jr * ldb, ldb, trans_b, bp_scratch);
+          const float* panel = per_panel ? bp_scratch : bp + jr * kc;
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
           const auto tile = [&](std::size_t ir, std::size_t mr) __attribute__((always_inline)) {
-            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, bp + jr * kc,
+            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, panel,
                                  c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
           };
           // Full MR-row tiles, then the last MR + r rows (0 < r < MR) as two tiles of about
