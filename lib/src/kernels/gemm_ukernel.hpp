@@ -30,6 +30,9 @@ constexpr GemmTile gemm_tile() noexcept {
 inline constexpr std::size_t gemm_mr = gemm_tile().mr;
 inline constexpr std::size_t gemm_nv = gemm_tile().nv;
 inline constexpr std::size_t gemm_nr = gemm_nv * simd::lanes;
+// k steps per iteration of the micro-kernel's loop: 4 with SIMD; 1 on the scalar path, where
+// code size counts (Cortex-M flash) and an in-order core gains nothing from it.
+inline constexpr unsigned gemm_k_unroll = simd::enabled ? 4 : 1;
 static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr,
               "the micro-kernel tile must fit the scratch bound in gemm.hpp");
 
@@ -40,10 +43,6 @@ struct GemmEpilogue {
   const float* bias;   // already offset to the tile's first column, or null
 };
 
-// a: the tile's first row of A, rows lda apart (read in place: at these sizes A stays in cache
-// and packing it costs more than it saves). bp: [kc][NR] packed B. c: the tile's top-left.
-// m <= MR, n <= NR valid rows/columns: rows past m re-read row m-1 (never out of bounds) and a
-// partial tile goes through a local buffer.
 // c[m x n] = alpha * acc (+ bias) (+ beta * c) for the tile's accumulators acc[MR][NV]: whole
 // vectors for a full tile, a local buffer and a scalar loop for a partial one.
 template <std::size_t MR, std::size_t NV>
@@ -88,18 +87,21 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   }
 }
 
-// Not forced inline: on x86-64 (16 general registers) a copy inlined into the driver spills the
-// row pointers and reloads one per broadcast.
+// One MR x NR tile of C (exactly MR rows; n <= NR valid columns, a partial tile is stored
+// through a local buffer). a: the tile's first row of A, rows lda apart (read in place: at these
+// sizes A stays in cache and packing it costs more than it saves). bp: [kc][NR] packed B.
+// c: the tile's top-left. Not forced inline: where GCC inlines it into the driver, the x86-64
+// build spills one pointer per 4 k steps; forced into every call site it spilled the row pointers.
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
 inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
-                             float* c, std::size_t ldc, std::size_t m, std::size_t n,
+                             float* c, std::size_t ldc, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
   constexpr std::size_t L = simd::lanes;
   constexpr std::size_t NR = NV * L;
 
   const float* ar[MR];
-  for (std::size_t r = 0; r < MR; ++r) ar[r] = a + (r < m ? r : m - 1) * lda;
+  for (std::size_t r = 0; r < MR; ++r) ar[r] = a + r * lda;
 
   vf32 acc[MR][NV];
 #pragma GCC unroll 8
@@ -107,6 +109,10 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::splat(0.0f);
 
+  // Unrolled gemm_k_unroll k steps deep: the loop's index and pointer updates and its branch are
+  // paid once per gemm_k_unroll x MR x NV FMAs. That matters when the core's issue slots are
+  // shared (an SMT sibling): there this loop is bound by instructions issued, not by FMA units.
+#pragma GCC unroll gemm_k_unroll
   for (std::size_t p = 0; p < kc; ++p) {
     vf32 b[NV];
 #pragma GCC unroll 4
@@ -119,7 +125,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
     }
     bp += NR;
   }
-  gemm_store_tile(acc, c, ldc, m, n, e);
+  gemm_store_tile(acc, c, ldc, MR, n, e);
 }
 
 // The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
@@ -131,7 +137,7 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
   if constexpr (MR > 1) {
     if (m < MR) return gemm_ukernel_rows<MR - 1>(kc, a, lda, bp, c, ldc, m, n, e);
   }
-  gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, c, ldc, m, n, e);
+  gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, c, ldc, n, e);
 }
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
