@@ -6,13 +6,14 @@
 # Takes a few minutes. Stops with a non-zero status at the first failure.
 #   EMHA_BUILD_ROOT         where build trees go (default: build/); this one is bench-release
 #   EMHA_JOBS               parallel build jobs (default: nproc)
-#   EMHA_BENCH_REPETITIONS  repetitions per benchmark, medians reported (default: 10)
+#   EMHA_BENCH_REPETITIONS  repetitions per MHA benchmark, medians reported (default: 20; the
+#                           GEMM benchmark runs 9, the PyTorch comparison 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${EMHA_BUILD_ROOT:-$root/build}
 jobs=${EMHA_JOBS:-$(nproc)}
-reps=${EMHA_BENCH_REPETITIONS:-10}
+reps=${EMHA_BENCH_REPETITIONS:-20}
 build=$out/bench-release
 mkdir -p "$out"
 
@@ -26,23 +27,24 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
 cmake --build "$build" -j "$jobs" --target emha_bench_mha emha_bench_gemm emha_bench_softmax
 
 # Repetitions in random order, so that a noisy neighbour hits every implementation alike;
-# medians are what the summaries report.
+# medians are what the summaries report. Many short repetitions rather than a few long ones:
+# on this shared VM slow phases last seconds, and a median of many is less often caught by one.
 common=(--benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true
         --benchmark_report_aggregates_only=true)
 
 step "MultiHeadAttention::forward vs Eigen (bench/attention/bench_mha.cpp)"
-"$build/bench/emha_bench_mha" "${common[@]}" --benchmark_min_time=0.1 \
+"$build/bench/emha_bench_mha" "${common[@]}" --benchmark_min_time=0.05 \
   --benchmark_out="$build/bench_mha.json" --benchmark_out_format=json
 
 step "gemm_f32 vs OpenBLAS and Eigen (bench/kernels/bench_gemm.cpp; JSON in $build/bench_gemm.json)"
 # JSON on stdout goes to the file; the peak and the summary table come on stderr.
-"$build/bench/emha_bench_gemm" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
-  --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+"$build/bench/emha_bench_gemm" --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true \
+  --benchmark_report_aggregates_only=true --benchmark_min_time=0.03 \
   --benchmark_format=json >"$build/bench_gemm.json"
 
 step "PyTorch nn.MultiheadAttention (bench/torch_mha.py)"
 if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
-  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions "$reps" --min-time 0.1
+  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions 10 --min-time 0.1
 else
   echo "skipped: /usr/bin/python3 cannot import torch (install it with: apt-get install python3-torch)"
 fi
