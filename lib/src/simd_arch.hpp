@@ -53,7 +53,8 @@ inline vf32 vexp(vf32 x) noexcept { return xsimd::exp(x); }
 // 8 x 8 on AVX: unpack pairs of rows, shuffle pairs of pairs, then swap 128-bit halves
 // (24 shuffles per 64 floats, where 4 x 4 blocks take 32).
 inline constexpr std::size_t transpose_block = 8;
-inline void transpose_block_f32(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
+                                std::size_t ldd) noexcept {
   __m256 r[8], t[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * lds);
   for (int i = 0; i < 8; i += 2) {
@@ -81,7 +82,8 @@ using vf32x4 = xsimd::batch<float, xsimd::neon64>;
 using vf32x4 = xsimd::batch<float, xsimd::neon>;
 #endif
 inline constexpr std::size_t transpose_block = 4;
-inline void transpose_block_f32(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
+                                std::size_t ldd) noexcept {
   const vf32x4 r0 = vf32x4::load_unaligned(src), r1 = vf32x4::load_unaligned(src + lds);
   const vf32x4 r2 = vf32x4::load_unaligned(src + 2 * lds), r3 = vf32x4::load_unaligned(src + 3 * lds);
   const vf32x4 t0 = xsimd::zip_lo(r0, r2), t1 = xsimd::zip_hi(r0, r2);  // a0 c0 a1 c1 | a2 c2 a3 c3
@@ -124,7 +126,8 @@ inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
 inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
 
 inline constexpr std::size_t transpose_block = 4;
-inline void transpose_block_f32(const float* src, std::size_t lds, float* dst, std::size_t ldd) noexcept {
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
+                                std::size_t ldd) noexcept {
   for (std::size_t i = 0; i < 4; ++i)
     for (std::size_t j = 0; j < 4; ++j) dst[i * ldd + j] = src[j * lds + i];
 }

@@ -31,7 +31,7 @@ inline constexpr std::size_t gemm_mr = gemm_tile().mr;
 inline constexpr std::size_t gemm_nv = gemm_tile().nv;
 inline constexpr std::size_t gemm_nr = gemm_nv * simd::lanes;
 // k steps per iteration of the micro-kernel's loop: 4 with SIMD; 1 on the scalar path, where
-// code size counts (Cortex-M flash) and an in-order core gains nothing from it.
+// code size counts more (Cortex-M flash).
 inline constexpr unsigned gemm_k_unroll = simd::enabled ? 4 : 1;
 static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr,
               "the micro-kernel tile must fit the scratch bound in gemm.hpp");

@@ -42,7 +42,8 @@ bool has_nan(std::size_t n, const float* y) noexcept {
   return nan;
 }
 
-// Inlined into the row loops: the exp constants are then set up once per call, not per row.
+// row_max and exp_sum are inlined into the row loops, so that the exp's constants are set up
+// once per call rather than once per row.
 [[gnu::always_inline]] inline float row_max(std::size_t n, const float* y) noexcept {
   vf32 vmax = simd::splat(neg_inf);
   std::size_t j = 0;
