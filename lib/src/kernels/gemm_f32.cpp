@@ -14,6 +14,10 @@ namespace {
 using detail::gemm_mr;
 using detail::gemm_nr;
 
+// Largest A block (m x kc floats, 128 KB: a quarter of a 512 KB L2) that gemm_blocked runs as
+// one row block with B packed panel by panel.
+constexpr std::size_t per_panel_max_a_floats = 128 * 256;
+
 // One panel of op(B) = B: `cols` <= NR columns starting at b, kc rows ldb apart -> bp[kc][NR],
 // columns past `cols` zero-filled. A whole panel is a row of vectors per k.
 void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
@@ -83,15 +87,17 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
       const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
       const float* bsrc = prepacked ? nullptr
                           : trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
-      // One row block (m <= MC): each B panel is packed right before its tiles into the same
-      // kc x NR buffer, which stays in L1 (+2-3% at 64x384x128 over packing the block first).
-      // More row blocks: the kc x nc block is packed once and shared, not re-packed per block.
-      const bool per_panel = !prepacked && m <= gemm_mc;
+      // A small enough to stay in L2 whole (all m rows at once): each B panel is packed right
+      // before its tiles into the same kc x NR buffer, which stays in L1 (+2-3% over packing
+      // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and the kc x nc
+      // block is packed once for all of them.
+      const bool per_panel = !prepacked && m * kc <= per_panel_max_a_floats;
       if (!prepacked && !per_panel) pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
-      for (std::size_t ic = 0; ic < m; ic += gemm_mc) {
-        const std::size_t mc = gemm_min(gemm_mc, m - ic);
+      const std::size_t mc_step = per_panel ? m : gemm_mc;
+      for (std::size_t ic = 0; ic < m; ic += mc_step) {
+        const std::size_t mc = gemm_min(mc_step, m - ic);
         for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           if (per_panel) {
