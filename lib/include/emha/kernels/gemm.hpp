@@ -25,7 +25,8 @@ struct GemmOptions {
 // so that scratch sizes are compile-time constants independent of the target.
 inline constexpr std::size_t gemm_kc = 256;       // K per packed block
 inline constexpr std::size_t gemm_mc = 96;        // rows of A per packed block (L2)
-inline constexpr std::size_t gemm_nc = 480;       // columns of B per block; a multiple of every NR
+inline constexpr std::size_t gemm_nc = 256;       // columns of B per block (kc x nc floats = 256 KB,
+                                                  // half an L2); a multiple of every NR
 inline constexpr std::size_t gemm_max_mr = 8;
 inline constexpr std::size_t gemm_max_nr = 32;
 
