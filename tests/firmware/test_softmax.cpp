@@ -1,7 +1,6 @@
 // softmax_f32 against softmax_f32_ref<double> and softmax_f32_ref over tail lengths, with scale,
 // padding and additive masks, and the edge cases: masked keys, fully masked rows, NaN rows.
-// The bound is tests/kernels/test_softmax.cpp's:
-//   |y - y64| <= y64 * (4 max|z| + n + 16) * u + 1e-37, twice that against the float reference.
+// The bound is tests/kernels/test_softmax.cpp's (tests/support/softmax_bound.hpp).
 
 #include <cmath>
 #include <cstddef>
@@ -11,6 +10,7 @@
 #include "emha/kernels/softmax_ref.hpp"
 #include "runner.hpp"
 #include "support/numeric.hpp"
+#include "support/softmax_bound.hpp"
 
 namespace fw {
 namespace {
@@ -30,25 +30,8 @@ void check_softmax(std::size_t rows, std::size_t n, std::size_t pad, const Softm
   emha::softmax_f32(rows, n, g_x, ld, g_y, ld, opt);
   emha::softmax_f32_ref(rows, n, g_x, ld, g_y_ref, ld, opt);
   emha::softmax_f32_ref<double>(rows, n, g_x, ld, g_y64, ld, opt);
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < rows; ++i) {
-    double zmax = 0;
-    const float* m = opt.mask ? opt.mask + i * opt.ldmask : nullptr;
-    for (std::size_t j = 0; j < n; ++j) {
-      const double z = double(opt.scale) * g_x[i * ld + j] + (m ? m[j] : 0.0);
-      if (std::isfinite(z)) zmax = std::fmax(zmax, std::fabs(z));
-    }
-    for (std::size_t j = 0; j < ld; ++j) {
-      const std::size_t k = i * ld + j;
-      if (j >= n) {  // padding never written
-        bad += g_y[k] != 7.0f;
-        continue;
-      }
-      const double tol = g_y64[k] * (4 * zmax + double(n) + 16) * emha::test::u32 + 1e-37;
-      bad += !(std::fabs(g_y[k] - g_y64[k]) <= tol);
-      bad += !(std::fabs(g_y[k] - g_y_ref[k]) <= 2 * tol);
-    }
-  }
+  const std::size_t bad =
+      emha::test::softmax_bound_violations(rows, n, ld, g_x, opt, g_y, g_y_ref, g_y64, 7.0f);
   if (!check(bad == 0, "softmax_f32 within the float32 bound of softmax_f32_ref"))
     Line() << "  rows=" << rows << " n=" << n << " pad=" << pad << " scale=" << opt.scale
            << " mask=" << int(opt.mask != nullptr) << ": " << bad << " bad elements";

@@ -20,6 +20,7 @@
 #include "emha/kernels/softmax.hpp"
 #include "emha/kernels/softmax_ref.hpp"
 #include "support/numeric.hpp"
+#include "support/softmax_bound.hpp"
 
 using emha::SoftmaxOptions;
 
@@ -34,25 +35,8 @@ void check_softmax(std::size_t rows, std::size_t n, std::size_t pad, const Softm
   emha::softmax_f32(rows, n, x.data(), ld, y.data(), ld, opt);
   emha::softmax_f32_ref(rows, n, x.data(), ld, y_ref.data(), ld, opt);
   emha::softmax_f32_ref<double>(rows, n, x.data(), ld, y64.data(), ld, opt);
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < rows; ++i) {
-    double zmax = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      const float* m = opt.mask ? opt.mask + i * opt.ldmask : nullptr;
-      const double z = double(opt.scale) * x[i * ld + j] + (m ? m[j] : 0.0);
-      if (std::isfinite(z)) zmax = std::fmax(zmax, std::fabs(z));
-    }
-    for (std::size_t j = 0; j < ld; ++j) {
-      const std::size_t k = i * ld + j;
-      if (j >= n) {  // padding never written
-        bad += y[k] != 7.0f;
-        continue;
-      }
-      const double tol = y64[k] * (4 * zmax + double(n) + 16) * emha::test::u32 + 1e-37;
-      bad += !(std::fabs(y[k] - y64[k]) <= tol);
-      bad += !(std::fabs(y[k] - y_ref[k]) <= 2 * tol);
-    }
-  }
+  const std::size_t bad = emha::test::softmax_bound_violations(rows, n, ld, x.data(), opt, y.data(),
+                                                               y_ref.data(), y64.data(), 7.0f);
   INFO("rows=" << rows << " n=" << n << " pad=" << pad << " scale=" << opt.scale
                << " mask=" << (opt.mask != nullptr));
   CHECK(bad == 0);

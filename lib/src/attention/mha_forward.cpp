@@ -61,8 +61,8 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) n
 // one input are one GEMM (self-attention: all three; key == value: K and V) unless the weights
 // are pre-packed (then count == 1).
 template <class K>
-Status project(const MhaDims& d, const InProj& p, int first, int count, Rows<const float> x, std::size_t rows,
-               float* qkv, ArenaRef& arena) noexcept {
+Status project(const MhaDims& d, const InProj& p, int first, int count, Rows<const float> x,
+               std::size_t rows, float* qkv, ArenaRef& arena) noexcept {
   const std::size_t ldqkv = 3 * d.d_model;
   if (p.packed[first])
     return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, p.packed[first],
