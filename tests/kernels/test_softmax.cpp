@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -98,6 +99,48 @@ TEST_CASE("softmax_f32's exp across its argument range, to a few ulp") {
   }
   INFO("worst relative error in units of 2^-24: " << worst_ulps);
   CHECK(bad == 0);
+}
+
+// Rows run in interleaved groups (softmax_f32.cpp); a row's result must not depend on its
+// neighbours: the same bits as a call for that row alone, whether its group takes the grouped
+// path or (a fully masked row in it) the row-by-row one.
+TEST_CASE("softmax rows give the same bits alone as in a group") {
+  const std::size_t rows = 13, dv = 5;
+  for (std::size_t n : {3u, 8u, 17u, 32u, 64u}) {
+    auto x = emha::test::uniform(rows * n, 300 + n, -9, 9);
+    for (std::size_t j = 0; j < n; ++j) x[5 * n + j] = -inf;  // row 5: every key masked
+    x[9 * n + n / 2] = -inf;                                   // row 9: one key masked
+
+    std::vector<float> y(rows * n), y1(rows * n);
+    emha::softmax_f32(rows, n, x.data(), n, y.data(), n, SoftmaxOptions{0.7f});
+    for (std::size_t i = 0; i < rows; ++i)
+      emha::softmax_f32(1, n, x.data() + i * n, n, y1.data() + i * n, n, SoftmaxOptions{0.7f});
+
+    // Online update: second block of keys after a first one that set each row's max and sum.
+    std::vector<float> s = x, s1 = x, m(rows, -inf), l(rows, 0.0f), o(rows * dv, 1.0f);
+    for (std::size_t i = 0; i < rows; ++i) {
+      if (i != 5) m[i] = float(i) - 4.0f;  // some rows get a new max, some keep theirs
+      l[i] = i == 5 ? 0.0f : 2.5f;
+    }
+    std::vector<float> m1 = m, l1 = l, o1 = o;
+    emha::softmax_online_update_f32(rows, n, s.data(), n, m.data(), l.data(), o.data(), dv, dv);
+    for (std::size_t i = 0; i < rows; ++i)
+      emha::softmax_online_update_f32(1, n, s1.data() + i * n, n, &m1[i], &l1[i], o1.data() + i * dv,
+                                      dv, dv);
+    INFO("n=" << n);
+    CHECK(std::memcmp(y.data(), y1.data(), y.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(s.data(), s1.data(), s.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(m.data(), m1.data(), m.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(l.data(), l1.data(), l.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(o.data(), o1.data(), o.size() * sizeof(float)) == 0);
+    // and the grouped rows are right: softmax against float64, a fully masked row all zeros
+    std::vector<float> y64(rows * n);
+    emha::softmax_f32_ref<double>(rows, n, x.data(), n, y64.data(), n, SoftmaxOptions{0.7f});
+    std::size_t bad = 0;
+    for (std::size_t k = 0; k < y.size(); ++k)
+      bad += !(std::fabs(y[k] - y64[k]) <= y64[k] * (4 * 9.0 + double(n) + 16) * emha::test::u32 + 1e-37);
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("softmax_f32 edge cases") {
