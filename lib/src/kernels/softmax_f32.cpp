@@ -55,10 +55,11 @@ void fill_row(std::size_t n, float* y, float v) noexcept {
 }
 
 // Rows per group: the max and exp passes of a group's rows run interleaved. One row of 32
-// scores is a chain of dependent steps (max, reduction, exp, sum, reduction) that leaves the
-// core mostly idle; four chains side by side take ~25% less time per row at S = 32 (four, not
-// more: the exp's constants and the chains' registers fill the 16 of AVX2).
-constexpr std::size_t rows_per_group = 4;
+// scores is a chain of dependent steps (max, reduction, exp, sum, reduction) that leaves an
+// out-of-order core mostly idle; four chains side by side take ~20% less time per row at S = 32
+// on AVX2 (four, not more: the exp's constants and the chains' registers fill its 16). The
+// scalar path (Cortex-M: in order, flash counts) keeps one row at a time.
+constexpr std::size_t rows_per_group = simd::enabled ? 4 : 1;
 
 // max[r] = max_j y[r][j] for R rows ldy apart. Each row's operations and their order are those
 // of R = 1, so a result does not depend on which group its row fell in.
