@@ -128,14 +128,14 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   check_gemm({97, 70, 300, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
   check_gemm({131, 45, 290, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
   check_gemm({200, 300, 40, Trans::transpose}, 902);
-  // n > gemm_nc and k > gemm_kc. A block of m x kc <= 128 x 256 floats runs as one row block
+  // n > gemm_nc and k > gemm_kc. A block of m x kc <= 192 x 192 floats runs as one row block
   // with each B panel packed just before use; a larger one goes by gemm_mc rows with the whole
-  // B block packed first. 140 rows: the first k block (kc = 256) the second way, the 5-deep
+  // B block packed first. 160 rows: the first k block (kc = 256) the second way, the 5-deep
   // remainder the first way, in one call. All against the same references.
   check_gemm({gemm_mc, gemm_nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
   check_gemm({29, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
-  check_gemm({140, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
-  check_gemm({140, gemm_nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
+  check_gemm({160, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
+  check_gemm({160, gemm_nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
 }
 
 TEST_CASE("gemm_f32: attention-shaped products") {

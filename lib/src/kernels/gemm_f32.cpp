@@ -14,9 +14,10 @@ namespace {
 using detail::gemm_mr;
 using detail::gemm_nr;
 
-// Largest A block (m x kc floats, 128 KB: a quarter of a 512 KB L2) that gemm_blocked runs as
-// one row block with B packed panel by panel.
-constexpr std::size_t per_panel_max_a_floats = 128 * 256;
+// Largest A block (m x kc floats, 144 KB: under a third of a 512 KB L2) that gemm_blocked runs
+// as one row block with B packed panel by panel. 192 x 192 takes in the fused attention's
+// P V_h tile (simulated D1 misses of 192x64x192 -11% against packing the block first).
+constexpr std::size_t per_panel_max_a_floats = 192 * 192;
 
 // One panel of op(B) = B: `cols` <= NR columns starting at b, kc rows ldb apart -> bp[kc][NR],
 // columns past `cols` zero-filled. A whole panel is a row of vectors per k.
