@@ -11,7 +11,8 @@
 #   Google Benchmark binaries (bench/) for aarch64 and armv7: built, each run once briefly.
 #   Cortex-M4/M7/M55 on qemu-system-arm (toolchains/cortex-m*.cmake, tests/firmware): the test
 #     firmware, the heap gate's negative links, the footprint probes, the device benchmarks,
-#     then arm-none-eabi-size of the images.
+#     then arm-none-eabi-size of the images; and for M4 the installed package: tests/consumer as
+#     a firmware built from it alone.
 # qemu runs about 1e8 floating-point operations per second: everything here stays small, and
 # no timing printed here says anything about a real board.
 set -euo pipefail
@@ -119,6 +120,34 @@ cortex_m() {
   stage_done "$name: build + firmware, heap gate, footprint, device bench"
 }
 
+# cortex_m_package <name> <toolchain file> <build type>: libemha.a built for the board and
+# installed; tests/consumer configured with the installed toolchain file, find_package(emha) and
+# emha_cortex_m_executable() from the package (start-up code, linker script, heap gate), run
+# under qemu-system-arm. Nothing of the consumer's build comes from the source tree.
+cortex_m_package() {
+  local name=$1 toolchain=$2 build_type=$3
+  local dir=$out/$name
+  step "$name: installed package, a consumer firmware from it ($toolchain, $build_type)"
+  rm -rf "$dir/prefix"
+  cmake -S "$root" -B "$dir/lib" --toolchain "$toolchains/$toolchain" \
+    -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+  cmake --build "$dir/lib" -j "$jobs"
+  cmake --install "$dir/lib" --prefix "$dir/prefix" >/dev/null
+  # The toolchain looks for packages only under the arm-none-eabi root: name the package's path.
+  cmake -S "$root/tests/consumer" -B "$dir/consumer" -DCMAKE_BUILD_TYPE="$build_type" \
+    --toolchain "$dir/prefix/share/emha/toolchains/$toolchain" \
+    -Demha_DIR="$dir/prefix/lib/cmake/emha" >/dev/null
+  cmake --build "$dir/consumer" -j "$jobs"
+  local log=$dir/ctest-consumer.log
+  if ! ctest --test-dir "$dir/consumer" -V >"$log" 2>&1; then
+    cat "$log"
+    echo "$name: the consumer firmware failed (log: $log)" >&2
+    return 1
+  fi
+  grep -E 'consumer:|tests passed' "$log"
+  stage_done "$name: install + consumer firmware from the package"
+}
+
 if want linux; then
   linux_suite arm-aarch64 aarch64-linux-gnu.cmake
   linux_suite arm-armv7 armv7-linux-gnueabihf.cmake
@@ -139,6 +168,7 @@ if want cortex-m; then
   cortex_m arm-m4 cortex-m4.cmake MinSizeRel
   cortex_m arm-m7 cortex-m7.cmake Release
   cortex_m arm-m55 cortex-m55.cmake Release
+  cortex_m_package arm-m4-package cortex-m4.cmake MinSizeRel
 fi
 
 step "ARM configurations passed"
