@@ -139,7 +139,7 @@ cortex_m_package() {
     -Demha_DIR="$dir/prefix/lib/cmake/emha" >/dev/null
   cmake --build "$dir/consumer" -j "$jobs"
   local log=$dir/ctest-consumer.log
-  if ! ctest --test-dir "$dir/consumer" -V >"$log" 2>&1; then
+  if ! ctest --test-dir "$dir/consumer" -V --no-tests=error >"$log" 2>&1; then
     cat "$log"
     echo "$name: the consumer firmware failed (log: $log)" >&2
     return 1

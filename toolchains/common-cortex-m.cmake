@@ -37,9 +37,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # Board: memory map (linker script) and machine for qemu. semihosting: log lines, the exit code.
 set(EMHA_CORTEX_M_BOARD ${emha_board})
 set(EMHA_CORTEX_M_LINKER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/../ports/cortex_m/ld/${emha_board}.ld)
-find_program(EMHA_QEMU_SYSTEM_ARM qemu-system-arm REQUIRED)
-set(CMAKE_CROSSCOMPILING_EMULATOR ${EMHA_QEMU_SYSTEM_ARM} -M ${emha_board} -nographic
-    -monitor none -serial none -semihosting-config enable=on,target=native -kernel)
+# Without qemu (a firmware project that only builds), ctest has nothing to run the images with.
+find_program(EMHA_QEMU_SYSTEM_ARM qemu-system-arm)
+if(EMHA_QEMU_SYSTEM_ARM)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${EMHA_QEMU_SYSTEM_ARM} -M ${emha_board} -nographic
+      -monitor none -serial none -semihosting-config enable=on,target=native -kernel)
+endif()
 
 set(EMHA_PORT "cortex_m" CACHE STRING "Platform hooks from ports/<name>: posix, cortex_m, none")
 set(EMHA_EXPECTED_ISA "scalar" CACHE STRING "simd_isa() the tests expect on this target")

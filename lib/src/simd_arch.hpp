@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 
 #ifndef EMHA_SIMD
@@ -50,24 +49,34 @@ inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
 // exp(x) = 2^n * p(r): n = round(x / ln 2), r = x - n ln 2 in two parts (Cody-Waite), p the
 // Cephes expf polynomial (degree 7, ~1 ulp for |r| <= ln(2) / 2), 2^n built in the exponent bits
 // and folded into the last FMA. The softmax's exp loop is bound by the FMA/multiply pipes (two
-// on Zen 3 and most ARM cores), so this spends 11 operations there per vector where xsimd::exp
-// spends 15 (its range checks are compares and blends on the same pipes): here a clamp does it.
-// x is clamped to [-88, 88.37]: below -87.34 exp(x) is not a normal float and 0 comes out (n =
-// -127 makes 2^n zero); above, exp(88.37) ~ 2.4e38 (the softmax only passes x = z - max <= 0).
-// NaN stays NaN (the clamps return their second operand, x, for a NaN).
+// on Zen 3 and on the Cortex-A7x cores): this takes 11 FMAs and multiplies per vector and no
+// compares, blends or round instructions (n comes from adding 1.5 * 2^23, the same on every
+// target; xsimd emulates the round on NEON), where xsimd::exp adds range compares and blends.
+// Stand-alone loop on this Zen 3: 0.34 ns per element, xsimd::exp 0.39-0.42.
+// x is clamped to [-88, 88.37]: below about -87.34 exp(x) is not a normal float and comes out
+// subnormal (0 where the FPU flushes them: armv7 NEON), from -87.68 down exactly 0 (n = -127
+// makes 2^n zero); above, exp(88.37) ~ 2.4e38 (the softmax only passes x = z - max <= 0).
+// NaN stays NaN: x86's max/min return their second operand, x, when one is NaN (the order below
+// matters there), NEON's return NaN.
 inline vf32 vexp(vf32 x) noexcept {
   using vi32 = xsimd::batch<std::int32_t, arch>;
+  constexpr float log2e = 1.44269504088896341f;
+  constexpr float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;  // ln 2 = ln2_hi + ln2_lo
+  constexpr float round_magic = 12582912.0f;       // 1.5 * 2^23: t = y + this rounds y to n
+  constexpr std::int32_t round_magic_bits = 0x4B400000;  // ... and t's bits are these + n
   x = xsimd::min(vf32(88.3762626647949f), xsimd::max(vf32(-88.0f), x));
-  const vf32 n = xsimd::nearbyint(x * vf32(1.44269504088896341f));
-  vf32 r = fmadd(n, vf32(-0.693359375f), x);
-  r = fmadd(n, vf32(2.12194440e-4f), r);
+  const vf32 t = fmadd(x, vf32(log2e), vf32(round_magic));
+  const vf32 n = t - vf32(round_magic);
+  vf32 r = fmadd(n, vf32(-ln2_hi), x);
+  r = fmadd(n, vf32(-ln2_lo), r);
   vf32 q = fmadd(vf32(1.9875691500e-4f), r, vf32(1.3981999507e-3f));
   q = fmadd(q, r, vf32(8.3334519073e-3f));
   q = fmadd(q, r, vf32(4.1665795894e-2f));
   q = fmadd(q, r, vf32(1.6666665459e-1f));
   q = fmadd(q, r, vf32(5.0000001201e-1f));
   const vf32 p_minus_1 = fmadd(q, r * r, r);
-  const vf32 two_n = xsimd::bitwise_cast<vf32>((xsimd::to_int(n) + vi32(127)) << 23);
+  const vi32 biased_n = xsimd::bitwise_cast<vi32>(t) + vi32(127 - round_magic_bits);  // 0..254
+  const vf32 two_n = xsimd::bitwise_cast<vf32>(biased_n << 23);
   return fmadd(p_minus_1, two_n, two_n);
 }
 

@@ -128,7 +128,7 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   check_gemm({97, 70, 300, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
   check_gemm({131, 45, 290, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
   check_gemm({200, 300, 40, Trans::transpose}, 902);
-  // n > gemm_nc and k > gemm_kc. A block of m x kc <= 192 x 192 floats runs as one row block
+  // n > gemm_nc and k > gemm_kc. A block of m * kc <= 192 * 192 floats runs as one row block
   // with each B panel packed just before use; a larger one goes by gemm_mc rows with the whole
   // B block packed first. 160 rows: the first k block (kc = 256) the second way, the 5-deep
   // remainder the first way, in one call. All against the same references.
@@ -136,6 +136,9 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   check_gemm({29, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
   check_gemm({160, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
   check_gemm({160, gemm_nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
+  // Either side of that limit with kc = 256: 144 * 256 = 192 * 192 (one row block), 145 rows.
+  check_gemm({144, 53, gemm_kc, Trans::transpose}, 907);
+  check_gemm({145, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
 }
 
 TEST_CASE("gemm_f32: attention-shaped products") {

@@ -101,9 +101,11 @@ TEST_CASE("softmax_f32's exp across its argument range, to a few ulp") {
   CHECK(bad == 0);
 }
 
-// Rows run in interleaved groups (softmax_f32.cpp); a row's result must not depend on its
-// neighbours: the same bits as a call for that row alone, whether its group takes the grouped
-// path or (a fully masked row in it) the row-by-row one.
+// Rows run in interleaved groups of four on SIMD builds (softmax_f32.cpp); a row's result must not
+// depend on its neighbours: the same bits as a call for that row alone, whether its group takes
+// the grouped path or (a fully masked row in it) the row-by-row one. n = 3 runs only the scalar
+// tails on AVX2, the other lengths the vector loops too. (On the scalar build rows go one at a
+// time, and only the float64 checks below can fail.)
 TEST_CASE("softmax rows give the same bits alone as in a group") {
   const std::size_t rows = 13, dv = 5;
   for (std::size_t n : {3u, 8u, 17u, 32u, 64u}) {
@@ -116,13 +118,18 @@ TEST_CASE("softmax rows give the same bits alone as in a group") {
     for (std::size_t i = 0; i < rows; ++i)
       emha::softmax_f32(1, n, x.data() + i * n, n, y1.data() + i * n, n, SoftmaxOptions{0.7f});
 
-    // Online update: second block of keys after a first one that set each row's max and sum.
-    std::vector<float> s = x, s1 = x, m(rows, -inf), l(rows, 0.0f), o(rows * dv, 1.0f);
-    for (std::size_t i = 0; i < rows; ++i) {
-      if (i != 5) m[i] = float(i) - 4.0f;  // some rows get a new max, some keep theirs
-      l[i] = i == 5 ? 0.0f : 2.5f;
-    }
-    std::vector<float> m1 = m, l1 = l, o1 = o;
+    // Online update of a block of keys, per row (|scores| <= 6.3 after the 0.7 scale):
+    //   rows 0, 1, 3: running max -20: a new max, so l and o are rescaled (o changes);
+    //   row 2: no key seen yet (max -inf, l 0) and finite scores: o must stay untouched;
+    //   row 5: every key masked so far and now (its group goes row by row);
+    //   rows 8-11: running max 20 above every score: no rescale; rows 4, 6, 7, 12: mixed.
+    std::vector<float> s(x.size()), m(rows), l(rows, 2.5f), o(rows * dv, 1.0f);
+    for (std::size_t k = 0; k < x.size(); ++k) s[k] = 0.7f * x[k];
+    for (std::size_t i = 0; i < rows; ++i) m[i] = i >= 8 && i < 12 ? 20.0f : float(i) - 4.0f;
+    m[0] = m[1] = m[3] = -20.0f;
+    m[2] = m[5] = -inf;
+    l[2] = l[5] = 0.0f;
+    std::vector<float> s1 = s, m1 = m, l1 = l, o1 = o;
     emha::softmax_online_update_f32(rows, n, s.data(), n, m.data(), l.data(), o.data(), dv, dv);
     for (std::size_t i = 0; i < rows; ++i)
       emha::softmax_online_update_f32(1, n, s1.data() + i * n, n, &m1[i], &l1[i],
@@ -133,6 +140,12 @@ TEST_CASE("softmax rows give the same bits alone as in a group") {
     CHECK(std::memcmp(m.data(), m1.data(), m.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(l.data(), l1.data(), l.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(o.data(), o1.data(), o.size() * sizeof(float)) == 0);
+    for (std::size_t q = 0; q < dv; ++q) {
+      CHECK(o[2 * dv + q] == 1.0f);   // first keys of row 2: o neither read nor written
+      CHECK(o[0 * dv + q] < 1e-5f);   // rows 0 and 3 rescaled by exp(-20 - max) <= 1.1e-6
+      CHECK(o[3 * dv + q] < 1e-5f);
+      CHECK(o[9 * dv + q] == 1.0f);   // row 9 kept its max: no rescale
+    }
     // and the grouped rows are right: softmax against float64, a fully masked row all zeros
     std::vector<float> y64(rows * n);
     emha::softmax_f32_ref<double>(rows, n, x.data(), n, y64.data(), n, SoftmaxOptions{0.7f});
@@ -172,19 +185,21 @@ TEST_CASE("softmax_f32 edge cases") {
     for (float v : y) CHECK(v == 0.0f);
   }
   SUBCASE("a NaN shows up as NaN in its row only") {
+    // 9 rows: row 5 (in the second group of four) has the NaN; its neighbours in the group and
+    // the other rows stay finite.
+    const std::size_t rows = 9, nan_row = 5;
     for (std::size_t n : {1u, 3u, 8u, 9u, 33u}) {
       for (std::size_t at : {std::size_t(0), n / 2, n - 1}) {
-        std::vector<float> x = emha::test::uniform(2 * n, n + at);
-        x[at] = std::nanf("");
-        std::vector<float> y(2 * n);
-        emha::softmax_f32(2, n, x.data(), n, y.data(), n);
-        std::size_t nan_row0 = 0, nan_row1 = 0;
-        for (std::size_t j = 0; j < n; ++j) {
-          nan_row0 += std::isnan(y[j]);
-          nan_row1 += std::isnan(y[n + j]);
-        }
-        CHECK(nan_row0 == n);
-        CHECK(nan_row1 == 0);
+        std::vector<float> x = emha::test::uniform(rows * n, n + at);
+        x[nan_row * n + at] = std::nanf("");
+        std::vector<float> y(rows * n);
+        emha::softmax_f32(rows, n, x.data(), n, y.data(), n);
+        std::size_t nan_in_row = 0, nan_elsewhere = 0;
+        for (std::size_t k = 0; k < y.size(); ++k)
+          (k / n == nan_row ? nan_in_row : nan_elsewhere) += std::isnan(y[k]);
+        INFO("n=" << n << " at=" << at);
+        CHECK(nan_in_row == n);
+        CHECK(nan_elsewhere == 0);
       }
     }
   }
@@ -236,12 +251,15 @@ std::vector<float> online_attention(std::size_t rows, std::size_t n, std::size_t
 //   |o - o64| <= (4 * zmax + 3 * n + 16) * u.
 TEST_CASE("online softmax over key blocks equals softmax(scores) * V") {
   std::uint64_t seed = 4000;
-  const std::size_t rows = 5, dv = 7;
+  // 9 rows = two groups of four and one row alone (softmax_f32.cpp). Rows 0-3 have finite maxima
+  // from the first block on, so they take the grouped path on every block; the masked rows sit
+  // in the second group, which goes row by row while one of them has seen no key.
+  const std::size_t rows = 9, dv = 7;
   for (std::size_t n : emha::test::tail_sizes) {
     auto scores = emha::test::uniform(rows * n, seed++, -10, 10);
     scores[1 * n + n / 2] = -inf;                                    // one masked key in row 1
-    for (std::size_t j = 0; j < n; ++j) scores[2 * n + j] = -inf;    // row 2 fully masked
-    if (n > 3) for (std::size_t j = 0; j < n / 2; ++j) scores[3 * n + j] = -inf;  // leading masked block
+    for (std::size_t j = 0; j < n; ++j) scores[6 * n + j] = -inf;    // row 6 fully masked
+    if (n > 3) for (std::size_t j = 0; j < n / 2; ++j) scores[5 * n + j] = -inf;  // leading masked block
     const auto v = emha::test::uniform(n * dv, seed++);
 
     std::vector<float> p64(rows * n);
@@ -258,7 +276,7 @@ TEST_CASE("online softmax over key blocks equals softmax(scores) * V") {
         bad += !(std::fabs(o[i] - o64[i]) <= tol);
         bad += !(std::fabs(o_ref[i] - o64[i]) <= tol);
       }
-      for (std::size_t q = 0; q < dv; ++q) bad += o[2 * dv + q] != 0.0f;  // fully masked row: zeros
+      for (std::size_t q = 0; q < dv; ++q) bad += o[6 * dv + q] != 0.0f;  // fully masked row: zeros
       INFO("n=" << n << " block=" << block);
       CHECK(bad == 0);
     }
@@ -266,15 +284,23 @@ TEST_CASE("online softmax over key blocks equals softmax(scores) * V") {
 }
 
 TEST_CASE("online softmax keeps a NaN visible") {
-  const std::size_t n = 9, dv = 3;
-  auto scores = emha::test::uniform(2 * n, 4100);
-  scores[4] = std::nanf("");
-  for (std::size_t j = 0; j < n; ++j) scores[n + j] = j == 2 ? std::nanf("") : -inf;  // NaN among -inf
+  // 9 rows: row 1 has a NaN among finite scores (its group of four takes the grouped path), row 6
+  // a NaN among -inf (its group goes row by row); those rows come out NaN, the others finite.
+  const std::size_t rows = 9, n = 9, dv = 3;
+  auto scores = emha::test::uniform(rows * n, 4100);
+  scores[1 * n + 4] = std::nanf("");
+  for (std::size_t j = 0; j < n; ++j) scores[6 * n + j] = j == 2 ? std::nanf("") : -inf;
   const auto v = emha::test::uniform(n * dv, 4101);
   for (bool ref : {false, true}) {
     for (std::size_t block : {std::size_t(2), n}) {
-      const auto o = online_attention(2, n, dv, block, scores, v, ref);
-      for (float x : o) CHECK(std::isnan(x));
+      const auto o = online_attention(rows, n, dv, block, scores, v, ref);
+      std::size_t wrong = 0;
+      for (std::size_t k = 0; k < o.size(); ++k) {
+        const std::size_t row = k / dv;
+        wrong += (row == 1 || row == 6) ? !std::isnan(o[k]) : !std::isfinite(o[k]);
+      }
+      INFO("ref=" << ref << " block=" << block);
+      CHECK(wrong == 0);
     }
   }
 }

@@ -82,8 +82,8 @@ template <std::size_t R>
 }
 
 // y[r][j] <- exp(y[r][j] - max[r]) and sum[r] = their sum, for R rows ldy apart (as rows_max).
-// A NaN y (or max = +inf) makes the sum NaN. Inlined into the callers' row loops, so that the
-// exp's constants are set up once per call.
+// A NaN y (or max = +inf) makes the sum NaN. Inlined, so that the exp's constants are set up
+// once per group of rows, not once per vector.
 template <std::size_t R>
 [[gnu::always_inline]] inline void rows_exp_sum(std::size_t n, float* y, std::size_t ldy,
                                                 const float (&max)[R], float (&sum)[R]) noexcept {
