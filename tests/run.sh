@@ -43,6 +43,9 @@ for mode in package subdirectory; do
   "$out/consumer-$mode/consumer"
 done
 
+step "bench/icount/mha_callgrind.sh 32: the instruction-count script runs (its counts: bench/README.md)"
+EMHA_BUILD_ROOT="$out" bash bench/icount/mha_callgrind.sh 32
+
 if [ -f tests/cross.sh ]; then
   bash tests/cross.sh "$out" "$jobs"
 fi
