@@ -50,15 +50,22 @@ void pack_panel_t(std::size_t kc, std::size_t cols, const float* b, std::size_t 
     for (std::size_t p = 0; p < kc; ++p) bp[p * gemm_nr + q] = 0.0f;
 }
 
+// Address of op(B)[p][j]: B[p][j] (Trans::none) or B[j][p] (Trans::transpose), rows ldb apart.
+const float* op_b_at(const float* b, std::size_t ldb, Trans trans, std::size_t p,
+                     std::size_t j) noexcept {
+  return trans == Trans::none ? b + p * ldb + j : b + j * ldb + p;
+}
+
 // op(B)[p][j], p < kc, j < nc  ->  bp[panel][p][NR], one NR-column panel after another.
 void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Trans trans,
             float* bp) noexcept {
   for (std::size_t j = 0; j < nc; j += gemm_nr, bp += kc * gemm_nr) {
     const std::size_t cols = gemm_min(gemm_nr, nc - j);
+    const float* panel = op_b_at(b, ldb, trans, 0, j);
     if (trans == Trans::none)
-      pack_panel_n(kc, cols, b + j, ldb, bp);
+      pack_panel_n(kc, cols, panel, ldb, bp);
     else
-      pack_panel_t(kc, cols, b + j * ldb, ldb, bp);
+      pack_panel_t(kc, cols, panel, ldb, bp);
   }
 }
 
@@ -86,8 +93,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
     for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
       const std::size_t kc = gemm_min(gemm_kc, k - pc);
       const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
-      const float* bsrc = prepacked ? nullptr
-                          : trans_b == Trans::none ? b + pc * ldb + jc : b + jc * ldb + pc;
+      const float* bsrc = prepacked ? nullptr : op_b_at(b, ldb, trans_b, pc, jc);
       // A small enough to stay in L2 whole (all m rows at once): each B panel is packed right
       // before its tiles into the same kc x NR buffer, which stays in L1 (+2-3% over packing
       // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and the kc x nc
@@ -102,8 +108,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
         for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           if (per_panel) {
-            const float* src = trans_b == Trans::none ? bsrc + jr : bsrc + jr * ldb;
-            pack_b(kc, nr, src, ldb, trans_b, bp_scratch);
+            pack_b(kc, nr, op_b_at(bsrc, ldb, trans_b, 0, jr), ldb, trans_b, bp_scratch);
           }
           const float* panel = per_panel ? bp_scratch : bp + jr * kc;
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
@@ -160,8 +165,7 @@ Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t
   if (packed_floats < n_padded * k) return Status::size_mismatch;
   for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
     const std::size_t kc = gemm_min(gemm_kc, k - pc);
-    const float* bsrc = trans_b == Trans::none ? b + pc * ldb : b + pc;
-    pack_b(kc, n, bsrc, ldb, trans_b, packed + pc * n_padded);
+    pack_b(kc, n, op_b_at(b, ldb, trans_b, pc, 0), ldb, trans_b, packed + pc * n_padded);
   }
   return Status::ok;
 }
