@@ -28,8 +28,8 @@ struct GemmCase {
 
 constexpr std::size_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33};
 constexpr GemmCase special[] = {
-    {5, 7, 300, Trans::none, 0, 1.0f, 0.5f, true},         // two blocks of K (> gemm_kc)
-    {5, 9, 290, Trans::transpose, 2, 0.7f, 0.0f, true},
+    {5, 7, emha::gemm_kc + 44, Trans::none, 0, 1.0f, 0.5f, true},  // two blocks of K
+    {5, 9, emha::gemm_kc + 34, Trans::transpose, 2, 0.7f, 0.0f, true},
     {100, 9, 5, Trans::none, 0},                            // M > gemm_mc
     {100, 9, 5, Trans::transpose, 1},
     {7, 19, 23, Trans::none, 3, 0.5f, 0.0f, true},          // alpha, bias, padding

@@ -28,7 +28,7 @@ using emha::gemm_nc;
 
 namespace {
 
-// Scratch for the largest case below (m, n, k <= 300), from an arena, never the heap.
+// Scratch for the largest case below (m, n, k <= 600), from an arena, never the heap.
 // Covers every case below (scratch is bounded by one gemm_kc x gemm_nc block).
 emha::StaticArena<emha::gemm_f32_scratch_bytes(600, 600, 600)> g_scratch;
 
@@ -125,20 +125,21 @@ TEST_CASE("gemm_f32: leading dimensions wider than the matrix, alpha, beta, bias
 
 TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   // k > gemm_kc (two k blocks: the second accumulates), m > gemm_mc, n near gemm_nc.
-  check_gemm({97, 70, 300, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
-  check_gemm({131, 45, 290, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
+  check_gemm({97, 70, gemm_kc + 44, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
+  check_gemm({131, 45, gemm_kc + 34, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
   check_gemm({200, 300, 40, Trans::transpose}, 902);
   // n > gemm_nc and k > gemm_kc. A block of m * kc <= 192 * 192 floats runs as one row block
   // with each B panel packed just before use; a larger one goes by gemm_mc rows with the whole
-  // B block packed first. 160 rows: the first k block (kc = 256) the second way, the 5-deep
+  // B block packed first. 160 rows: the first k block (kc = gemm_kc) the second way, the 5-deep
   // remainder the first way, in one call. All against the same references.
   check_gemm({gemm_mc, gemm_nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
   check_gemm({29, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
   check_gemm({160, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
   check_gemm({160, gemm_nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
-  // Either side of that limit with kc = 256: 144 * 256 = 192 * 192 (one row block), 145 rows.
-  check_gemm({144, 53, gemm_kc, Trans::transpose}, 907);
-  check_gemm({145, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
+  // Either side of that limit with kc = gemm_kc: 192 * 192 / gemm_kc rows (one row block), one more.
+  static_assert(192 * 192 % gemm_kc == 0, "the boundary below needs a whole number of rows");
+  check_gemm({192 * 192 / gemm_kc, 53, gemm_kc, Trans::transpose}, 907);
+  check_gemm({192 * 192 / gemm_kc + 1, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
 }
 
 TEST_CASE("gemm_f32: attention-shaped products") {
