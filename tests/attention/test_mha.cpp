@@ -81,19 +81,20 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
   using A_in_place = emha::MultiHeadAttention<InPlace>;
   // (64, 4, 32): live Q|K|V 32*192*4+64 and ctx 32*64*4+64; then the larger of the fused
-  // path (score tile 32*32*4+64, row max and sum 2*(32*4+64), P_t*V_t panels (16+31)*32*4+64)
-  // and the unfused one (scores 32*32*4+64, P*V_h panels (16+31)*32*4+64).
-  CHECK(A::arena_bytes == 24640 + 8256 + (4160 + 384 + 6080));
-  // Weights read in place: x*W_in^T packs W^T per call, one block of gemm_nc = 128 of its 192
-  // columns at a time, (128 + 31) * 64 floats + 64, the most.
-  CHECK(A_in_place::arena_bytes == 24640 + 8256 + ((128 + 31) * 64 * 4 + 64));
+  // path (score tile 32*32*4+64, row max and sum 2*(32*4+64), the tile GEMMs' scratch: one
+  // packed panel of gemm_max_nr columns, 32*32*4+64 for P_t*V_t) and the unfused one (scores
+  // 32*32*4+64, the same panel).
+  CHECK(A::arena_bytes == 24640 + 8256 + (4160 + 384 + 4160));
+  // Weights read in place: x*W_in^T packs W^T per call, one panel at a time (32 x 64 floats of A
+  // are within gemm_per_panel_max_a_floats): 32*64*4+64, less than the fused path takes.
+  CHECK(A_in_place::arena_bytes == A::arena_bytes);
   // Pre-packed weights: four matrices of 64 x (64 + 31) floats.
   CHECK(A::packed_weight_bytes == 4 * 64 * 95 * 4);
   CHECK(A_in_place::packed_weight_bytes == 0);
   // (128, 4, 64) and (256, 8, 128): the fused path is the larger, by its row max and sum (one
-  // tile covers all S x S scores at these lengths).
-  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + 2 * (64 * 4 + 64) + (32 + 31) * 64 * 4 + 64));
-  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + 2 * (128 * 4 + 64) + (32 + 31) * 128 * 4 + 64));
+  // tile covers all S x S scores at these lengths); P_t*V_t packs one 32 x S panel.
+  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + 2 * (64 * 4 + 64) + 32 * 64 * 4 + 64));
+  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + 2 * (128 * 4 + 64) + 32 * 128 * 4 + 64));
 }
 
 namespace {

@@ -24,12 +24,11 @@ using emha::Status;
 using emha::Trans;
 using emha::gemm_kc;
 using emha::gemm_mc;
-using emha::gemm_nc;
 
 namespace {
 
 // Scratch for the largest case below (m, n, k <= 600), from an arena, never the heap.
-// Covers every case below (scratch is bounded by one gemm_kc x gemm_nc block).
+// Covers every case below (scratch is bounded by one block of gemm_block_floats + slack).
 emha::StaticArena<emha::gemm_f32_scratch_bytes(600, 600, 600)> g_scratch;
 
 struct GemmCase {
@@ -124,22 +123,26 @@ TEST_CASE("gemm_f32: leading dimensions wider than the matrix, alpha, beta, bias
 }
 
 TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
-  // k > gemm_kc (two k blocks: the second accumulates), m > gemm_mc, n near gemm_nc.
+  // k > gemm_kc (two k blocks: the second accumulates), m > gemm_mc.
   check_gemm({97, 70, gemm_kc + 44, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
   check_gemm({131, 45, gemm_kc + 34, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
   check_gemm({200, 300, 40, Trans::transpose}, 902);
-  // n > gemm_nc and k > gemm_kc. A block of m * kc <= 192 * 192 floats runs as one row block
+  // n > one block's columns (gemm_nc(kc), 128 at kc = gemm_kc) and k > gemm_kc. A block of m * kc <= 192 * 192 floats runs as one row block
   // with each B panel packed just before use; a larger one goes by gemm_mc rows with the whole
   // B block packed first. 160 rows: the first k block (kc = gemm_kc) the second way, the 5-deep
   // remainder the first way, in one call. All against the same references.
-  check_gemm({gemm_mc, gemm_nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
-  check_gemm({29, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
-  check_gemm({160, gemm_nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
-  check_gemm({160, gemm_nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
-  // Either side of that limit with kc = gemm_kc: 192 * 192 / gemm_kc rows (one row block), one more.
-  static_assert(192 * 192 % gemm_kc == 0, "the boundary below needs a whole number of rows");
-  check_gemm({192 * 192 / gemm_kc, 53, gemm_kc, Trans::transpose}, 907);
-  check_gemm({192 * 192 / gemm_kc + 1, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
+  constexpr std::size_t nc = emha::gemm_nc(gemm_kc);
+  check_gemm({gemm_mc, nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
+  check_gemm({29, nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
+  check_gemm({160, nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
+  check_gemm({160, nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
+  // Either side of that limit with kc = gemm_kc: limit / gemm_kc rows (one row block), one more.
+  constexpr std::size_t rows = emha::gemm_per_panel_max_a_floats / gemm_kc;
+  static_assert(rows * gemm_kc == emha::gemm_per_panel_max_a_floats, "a whole number of rows");
+  check_gemm({rows, 53, gemm_kc, Trans::transpose}, 907);
+  check_gemm({rows + 1, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
+  // Small K: one block holds gemm_block_floats / kc columns (1024 at k = 64), more than N here.
+  check_gemm({200, 300, 64, Trans::transpose}, 909);
 }
 
 TEST_CASE("gemm_f32: attention-shaped products") {
@@ -189,13 +192,26 @@ TEST_CASE("gemm_f32_pack_b refuses a buffer below gemm_f32_packed_b_floats' need
 }
 
 TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {
-  for (std::size_t s : {1u, 17u, 127u, 300u}) {
-    const std::size_t need = emha::gemm_f32_scratch_bytes(s, s, s);
+  // One panel (m * kc within gemm_per_panel_max_a_floats) or one block, either side of the
+  // limit, with k past gemm_kc, and n past one block.
+  constexpr std::size_t rows = emha::gemm_per_panel_max_a_floats / gemm_kc;
+  const GemmCase cases[] = {{1, 1, 1},       {17, 17, 17},     {127, 127, 127}, {300, 300, 300},
+                            {rows, 70, gemm_kc + 9}, {rows + 1, 70, gemm_kc + 9}, {29, 700, 64},
+                            {600, 300, 64}, {100, 600, 600}};
+  for (const GemmCase& t : cases) {
+    CAPTURE(t.m);
+    CAPTURE(t.n);
+    CAPTURE(t.k);
+    const std::size_t need = emha::gemm_f32_scratch_bytes(t.m, t.n, t.k);
     std::vector<std::byte> buf(need);
-    const auto a = emha::test::uniform(s * s, 3), b = emha::test::uniform(s * s, 4);
-    std::vector<float> c(s * s);
+    const auto a = emha::test::uniform(t.m * t.k, 3), b = emha::test::uniform(t.n * t.k, 4);
+    std::vector<float> c(t.m * t.n);
     emha::ArenaRef arena(buf.data(), need);  // malloc alignment only: the bound includes the slack
-    CHECK(emha::gemm_f32(s, s, s, a.data(), s, b.data(), s, Trans::transpose, c.data(), s, arena) == Status::ok);
+    CHECK(emha::gemm_f32(t.m, t.n, t.k, a.data(), t.k, b.data(), t.k, Trans::transpose, c.data(), t.n,
+                         arena) == Status::ok);
     CHECK(arena.high_water() <= need);
+    CHECK(need <= emha::gemm_f32_scratch_bytes(600, 600, 600));  // the suite's arena covers all
   }
+  // Per panel the scratch is one kc x NR panel, whatever n is.
+  CHECK(emha::gemm_f32_scratch_bytes(32, 4096, 64) == emha::gemm_max_nr * 64 * sizeof(float) + 64);
 }

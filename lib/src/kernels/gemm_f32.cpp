@@ -14,11 +14,6 @@ namespace {
 using detail::gemm_mr;
 using detail::gemm_nr;
 
-// Largest A block (m x kc floats, 144 KB: under a third of a 512 KB L2) that gemm_blocked runs
-// as one row block with B packed panel by panel. 192 x 192 takes in the fused attention's
-// P V_h tile (simulated D1 misses of 192x64x192 -11% against packing the block first).
-constexpr std::size_t per_panel_max_a_floats = 192 * 192;
-
 // One panel of op(B) = B: `cols` <= NR columns starting at b, kc rows ldb apart -> bp[kc][NR],
 // columns past `cols` zero-filled. A whole panel is a row of vectors per k.
 void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
@@ -88,8 +83,9 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
                   float* c, std::size_t ldc, float* bp_scratch,
                   const GemmOptions& o) noexcept {
   const std::size_t n_padded = gemm_round_up(n, gemm_nr);
-  for (std::size_t jc = 0; jc < n; jc += gemm_nc) {
-    const std::size_t nc = gemm_min(gemm_nc, n - jc);
+  const std::size_t nc_max = gemm_nc(gemm_min(k, gemm_kc));
+  for (std::size_t jc = 0; jc < n; jc += nc_max) {
+    const std::size_t nc = gemm_min(nc_max, n - jc);
     for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
       const std::size_t kc = gemm_min(gemm_kc, k - pc);
       const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
@@ -98,7 +94,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
       // before its tiles into the same kc x NR buffer, which stays in L1 (+2-3% over packing
       // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and the kc x nc
       // block is packed once for all of them.
-      const bool per_panel = !prepacked && m * kc <= per_panel_max_a_floats;
+      const bool per_panel = !prepacked && m * kc <= gemm_per_panel_max_a_floats;
       if (!prepacked && !per_panel) pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
@@ -150,7 +146,11 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
   }
   ArenaScope scope(scratch);
   float* bp = nullptr;
-  const Status s = scratch.allocate(gemm_round_up(gemm_min(n, gemm_nc), gemm_nr) * gemm_min(k, gemm_kc), bp, 64);
+  // As gemm_f32_scratch_bytes: one panel, or one block (the first k block is the largest).
+  const std::size_t kc = gemm_min(k, gemm_kc);
+  const std::size_t cols = m * kc <= gemm_per_panel_max_a_floats ? gemm_nr
+                                                                 : gemm_round_up(gemm_min(n, gemm_nc(kc)), gemm_nr);
+  const Status s = scratch.allocate(cols * kc, bp, 64);
   if (s != Status::ok) return s;
   gemm_blocked(m, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, bp, o);
   return Status::ok;

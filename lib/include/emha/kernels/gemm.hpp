@@ -24,22 +24,37 @@ struct GemmOptions {
 // Cache blocking of the packed driver. Upper bounds of the micro-kernel tiles of every build,
 // so that scratch sizes are compile-time constants independent of the target.
 // kc = 512 takes the projections of d_model <= 512 in one k block, so C is written once and never
-// read back (+2-10% at 256x1536x512 and 512^3 over kc = 256 in paired runs on Zen 3; K <= 256
-// unchanged); nc = 128 keeps the packed B block at kc x nc floats = 256 KB, half an L2.
+// read back (+2-10% at 256x1536x512 and 512^3 over kc = 256 in paired runs on Zen 3).
 inline constexpr std::size_t gemm_kc = 512;       // K per packed block
 inline constexpr std::size_t gemm_mc = 96;        // rows of A per block (mc x kc floats in L2)
-inline constexpr std::size_t gemm_nc = 128;       // columns of B per block; a multiple of every NR
 inline constexpr std::size_t gemm_max_mr = 8;
 inline constexpr std::size_t gemm_max_nr = 32;
+// A packed block of op(B) is at most kc x nc = gemm_block_floats (256 KB, half an L2): 128
+// columns at kc = 512, all of N up to 1024 at K = 64.
+inline constexpr std::size_t gemm_block_floats = 128 * 512;
+// Up to this many floats of A (m x kc, 144 KB: under a third of a 512 KB L2) the rows run as
+// one block and op(B) is packed one NR-column panel at a time, just before its tiles, into
+// kc x NR scratch that stays in L1. 192 x 192 takes in the fused attention's P V_h tile.
+inline constexpr std::size_t gemm_per_panel_max_a_floats = 192 * 192;
 
 constexpr std::size_t gemm_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
 constexpr std::size_t gemm_round_up(std::size_t a, std::size_t b) noexcept { return (a + b - 1) / b * b; }
 
+// Columns of op(B) per packed block for k blocks of kc (> 0): a multiple of every NR.
+constexpr std::size_t gemm_nc(std::size_t kc) noexcept {
+  return gemm_block_floats / kc / gemm_max_nr * gemm_max_nr;
+}
+
 // Scratch bytes gemm_f32 takes from its arena for these sizes (the same for both B layouts):
-// one block of op(B) in panels. A panel of x columns rounds up to a multiple of the build's
+// one panel of kc x NR floats when A's first k block fits gemm_per_panel_max_a_floats, else one
+// block of op(B) in panels. A block of x columns rounds up to a multiple of the build's
 // NR <= gemm_max_nr, so fewer than x + gemm_max_nr.
 constexpr std::size_t gemm_f32_scratch_bytes(std::size_t m, std::size_t n, std::size_t k) noexcept {
-  return m == 0 ? 0 : (gemm_min(n, gemm_nc) + gemm_max_nr - 1) * gemm_min(k, gemm_kc) * sizeof(float) + 64;
+  if (m == 0 || n == 0 || k == 0) return 0;
+  const std::size_t kc = gemm_min(k, gemm_kc);
+  const std::size_t cols = m * kc <= gemm_per_panel_max_a_floats
+                               ? gemm_max_nr : gemm_min(n, gemm_nc(kc)) + gemm_max_nr - 1;
+  return cols * kc * sizeof(float) + 64;
 }
 
 // Floats of a pre-packed op(B) [k x n] (gemm_f32_pack_b), for every build's panel width.
