@@ -1,0 +1,195 @@
+// Paired A/B timing of two emha revisions in one process (bench/ab/ab.sh builds the two sides).
+// This VM's slow phases last seconds and move every timing by 20-30%, so separate runs of two
+// builds compare phases, not code. Here batches of A and B alternate a few milliseconds apart
+// (order flipped every pair) and each pair gives one time ratio; the median ratio and its
+// interquartile range are what to quote.
+//   ab_main <A.so> <B.so> [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
+// --require-equal 1: exit 1 unless both sides' outputs are bit-identical (two builds of one tree).
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "ab_side.h"
+
+namespace {
+
+struct Side {
+  decltype(&ab_gemm_sizes) gemm_sizes;
+  decltype(&ab_gemm_prepare) gemm_prepare;
+  decltype(&ab_gemm_run) gemm_run;
+  decltype(&ab_mha_count) mha_count;
+  decltype(&ab_mha_config) mha_config;
+  decltype(&ab_mha_run) mha_run;
+};
+
+template <class F>
+void bind(void* h, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(h, name));
+  if (!f) {
+    std::fprintf(stderr, "%s\n", dlerror());
+    std::exit(2);
+  }
+}
+
+Side load(const char* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    std::fprintf(stderr, "%s\n", dlerror());
+    std::exit(2);
+  }
+  Side s{};
+  bind(h, "ab_gemm_sizes", s.gemm_sizes);
+  bind(h, "ab_gemm_prepare", s.gemm_prepare);
+  bind(h, "ab_gemm_run", s.gemm_run);
+  bind(h, "ab_mha_count", s.mha_count);
+  bind(h, "ab_mha_config", s.mha_config);
+  bind(h, "ab_mha_run", s.mha_run);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::size_t(q * double(v.size() - 1) + 0.5)];
+}
+
+// Max |x - y| / (1 + |y|): the two sides' outputs for the same inputs.
+double max_diff(const std::vector<float>& x, const std::vector<float>& y) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(double(x[i]) - double(y[i])) / (1.0 + std::fabs(double(y[i])));
+    if (!(d <= m)) m = d;
+  }
+  return m;
+}
+
+struct Options {
+  int pairs = 15;
+  double batch_ms = 3.0;
+  std::regex filter{".*"};
+  bool require_equal = false;
+};
+
+// Alternating batches of run(0, iters) and run(1, iters) (seconds per call, < 0: error); prints
+// one line: both sides' median GFLOP/s and the median and IQR of the per-pair speed ratio B/A.
+template <class Run>
+bool compare(const std::string& name, double flop, const Options& o, Run run, double diff) {
+  const double probe = run(0, 1);
+  if (probe < 0 || run(1, 1) < 0) {
+    std::printf("%-34s error status\n", name.c_str());
+    return false;
+  }
+  const int iters = std::max(1, int(o.batch_ms * 1e-3 / std::max(probe, 1e-9)));
+  for (int i = 0; i < 3; ++i) run(i & 1, iters), run(1 - (i & 1), iters);
+  std::vector<double> ga, gb, ratio;
+  for (int p = 0; p < o.pairs; ++p) {
+    double ta, tb;
+    if (p & 1) {
+      tb = run(1, iters);
+      ta = run(0, iters);
+    } else {
+      ta = run(0, iters);
+      tb = run(1, iters);
+    }
+    ga.push_back(flop / ta * 1e-9);
+    gb.push_back(flop / tb * 1e-9);
+    ratio.push_back(ta / tb);
+  }
+  std::printf("%-34s A %6.1f  B %6.1f GFLOP/s   B/A %.3f (IQR %.3f-%.3f)   max|A-B| %.1e\n",
+              name.c_str(), median(ga), median(gb), median(ratio), quantile(ratio, 0.25),
+              quantile(ratio, 0.75), diff);
+  return !(o.require_equal && diff != 0.0);
+}
+
+struct Shape {
+  std::size_t m, n, k;
+};
+// bench/kernels/bench_gemm.cpp's shapes.
+constexpr Shape gemm_shapes[] = {{64, 384, 128}, {128, 768, 256}, {256, 1536, 512}, {128, 128, 32},
+                                 {256, 256, 64}, {128, 32, 128},  {16, 16, 16},    {32, 32, 32},
+                                 {64, 64, 64},   {128, 128, 128}, {256, 256, 256}, {512, 512, 512}};
+
+bool gemm_case(const Side (&side)[2], const Shape& s, int trans_b, int prepacked, const Options& o) {
+  const std::string name = std::string("gemm/") + (trans_b ? "nt/" : "nn/") + std::to_string(s.m) +
+                           "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                           (prepacked ? "/prepacked" : "/call");
+  if (!std::regex_search(name, o.filter)) return true;
+  std::vector<float> a(s.m * s.k), b(s.n * s.k);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i * 7919 % 2001) - 1000) * 1e-3f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 104729 % 2001) - 1000) * 1e-3f;
+  std::vector<float> c[2], packed[2];
+  std::vector<unsigned char> scratch[2];
+  AbGemm g[2];
+  for (int i = 0; i < 2; ++i) {
+    c[i].assign(s.m * s.n, 0.0f);
+    g[i] = AbGemm{s.m, s.n, s.k, trans_b, prepacked, a.data(), b.data(), c[i].data()};
+    std::size_t scratch_bytes = 0, packed_floats = 0;
+    side[i].gemm_sizes(&g[i], &scratch_bytes, &packed_floats);
+    scratch[i].assign(scratch_bytes, 0);
+    packed[i].assign(packed_floats, 0.0f);
+    if (side[i].gemm_prepare(&g[i], packed[i].data(), packed[i].size()) != 0) {
+      std::printf("%-34s packing failed on side %c\n", name.c_str(), "AB"[i]);
+      return false;
+    }
+  }
+  const auto run = [&](int i, int iters) {
+    return side[i].gemm_run(&g[i], packed[i].data(), scratch[i].data(), scratch[i].size(), iters);
+  };
+  run(0, 1);
+  run(1, 1);
+  return compare(name, 2.0 * double(s.m) * double(s.n) * double(s.k), o, run, max_diff(c[1], c[0]));
+}
+
+bool mha_case(const Side (&side)[2], int i, const Options& o) {
+  std::size_t seq, d, h;
+  side[0].mha_config(i, &seq, &d, &h);
+  const std::string name = "mha/S:" + std::to_string(seq) + "/D:" + std::to_string(d) + "/H:" +
+                           std::to_string(h);
+  if (!std::regex_search(name, o.filter)) return true;
+  std::vector<float> out[2] = {std::vector<float>(seq * d), std::vector<float>(seq * d)};
+  const auto run = [&](int s, int iters) { return side[s].mha_run(i, iters, out[s].data()); };
+  run(0, 1);
+  run(1, 1);
+  // The benchmark's FLOP count (bench/attention/mha_cases.hpp): 8 S D^2 + 4 S^2 D.
+  const double flop = 8.0 * double(seq) * double(d) * double(d) + 4.0 * double(seq) * double(seq) * double(d);
+  return compare(name, flop, o, run, max_diff(out[1], out[0]));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s A.so B.so [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]\n",
+                 argv[0]);
+    return 2;
+  }
+  Options o;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--pairs")) o.pairs = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--batch-ms")) o.batch_ms = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--filter")) o.filter = std::regex(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--require-equal")) o.require_equal = std::atoi(argv[i + 1]) != 0;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  const Side side[2] = {load(argv[1]), load(argv[2])};
+  bool ok = true;
+  for (const Shape& s : gemm_shapes)
+    for (int trans_b = 1; trans_b >= 0; --trans_b)
+      for (int prepacked = 0; prepacked < 2; ++prepacked) ok = gemm_case(side, s, trans_b, prepacked, o) && ok;
+  for (int i = 0; i < side[0].mha_count(); ++i) ok = mha_case(side, i, o) && ok;
+  return ok ? 0 : 1;
+}
