@@ -5,6 +5,7 @@
 // interquartile range are what to quote.
 //   ab_main <A.so> <B.so> [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
 // --require-equal 1: exit 1 unless both sides' outputs are bit-identical (two builds of one tree).
+// Exit status 2: bad arguments or a side that does not load.
 
 #include <dlfcn.h>
 
@@ -64,14 +65,20 @@ double quantile(std::vector<double> v, double q) {
   return v[std::size_t(q * double(v.size() - 1) + 0.5)];
 }
 
-// Max |x - y| / (1 + |y|): the two sides' outputs for the same inputs.
-double max_diff(const std::vector<float>& x, const std::vector<float>& y) {
+// How the two sides' outputs for the same inputs differ: bit for bit, and the largest
+// |x - y| / (1 + |y|) (NaN if either side has a NaN where the other does not agree).
+struct Agreement {
+  bool identical;
+  double max_diff;
+};
+Agreement agreement(const std::vector<float>& x, const std::vector<float>& y) {
   double m = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double d = std::fabs(double(x[i]) - double(y[i])) / (1.0 + std::fabs(double(y[i])));
-    if (!(d <= m)) m = d;
+    if (std::isnan(d) || std::isnan(m)) m = NAN;
+    else if (d > m) m = d;
   }
-  return m;
+  return {std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0, m};
 }
 
 struct Options {
@@ -84,7 +91,7 @@ struct Options {
 // Alternating batches of run(0, iters) and run(1, iters) (seconds per call, < 0: error); prints
 // one line: both sides' median GFLOP/s and the median and IQR of the per-pair speed ratio B/A.
 template <class Run>
-bool compare(const std::string& name, double flop, const Options& o, Run run, double diff) {
+bool compare(const std::string& name, double flop, const Options& o, Run run, Agreement agree) {
   const double probe = run(0, 1);
   if (probe < 0 || run(1, 1) < 0) {
     std::printf("%-34s error status\n", name.c_str());
@@ -106,10 +113,10 @@ bool compare(const std::string& name, double flop, const Options& o, Run run, do
     gb.push_back(flop / tb * 1e-9);
     ratio.push_back(ta / tb);
   }
-  std::printf("%-34s A %6.1f  B %6.1f GFLOP/s   B/A %.3f (IQR %.3f-%.3f)   max|A-B| %.1e\n",
+  std::printf("%-34s A %6.1f  B %6.1f GFLOP/s   B/A %.3f (IQR %.3f-%.3f)   %s %.1e\n",
               name.c_str(), median(ga), median(gb), median(ratio), quantile(ratio, 0.25),
-              quantile(ratio, 0.75), diff);
-  return !(o.require_equal && diff != 0.0);
+              quantile(ratio, 0.75), agree.identical ? "same bits" : "max|A-B|", agree.max_diff);
+  return agree.identical || !o.require_equal;
 }
 
 struct Shape {
@@ -148,7 +155,7 @@ bool gemm_case(const Side (&side)[2], const Shape& s, int trans_b, int prepacked
   };
   run(0, 1);
   run(1, 1);
-  return compare(name, 2.0 * double(s.m) * double(s.n) * double(s.k), o, run, max_diff(c[1], c[0]));
+  return compare(name, 2.0 * double(s.m) * double(s.n) * double(s.k), o, run, agreement(c[1], c[0]));
 }
 
 bool mha_case(const Side (&side)[2], int i, const Options& o) {
@@ -163,7 +170,7 @@ bool mha_case(const Side (&side)[2], int i, const Options& o) {
   run(1, 1);
   // The benchmark's FLOP count (bench/attention/mha_cases.hpp): 8 S D^2 + 4 S^2 D.
   const double flop = 8.0 * double(seq) * double(d) * double(d) + 4.0 * double(seq) * double(seq) * double(d);
-  return compare(name, flop, o, run, max_diff(out[1], out[0]));
+  return compare(name, flop, o, run, agreement(out[1], out[0]));
 }
 
 }  // namespace
@@ -175,12 +182,26 @@ int main(int argc, char** argv) {
     return 2;
   }
   Options o;
-  for (int i = 3; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--pairs")) o.pairs = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--batch-ms")) o.batch_ms = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--filter")) o.filter = std::regex(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--require-equal")) o.require_equal = std::atoi(argv[i + 1]) != 0;
-    else {
+  for (int i = 3; i < argc; i += 2) {
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "option %s needs a value\n", argv[i]);
+      return 2;
+    }
+    const char* v = argv[i + 1];
+    if (!std::strcmp(argv[i], "--pairs")) {
+      o.pairs = std::max(1, std::atoi(v));
+    } else if (!std::strcmp(argv[i], "--batch-ms")) {
+      o.batch_ms = std::atof(v);
+    } else if (!std::strcmp(argv[i], "--require-equal")) {
+      o.require_equal = std::atoi(v) != 0;
+    } else if (!std::strcmp(argv[i], "--filter")) {
+      try {
+        o.filter = std::regex(v);
+      } catch (const std::regex_error& e) {
+        std::fprintf(stderr, "--filter %s: %s\n", v, e.what());
+        return 2;
+      }
+    } else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }

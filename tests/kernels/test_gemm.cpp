@@ -28,7 +28,7 @@ using emha::gemm_mc;
 namespace {
 
 // Scratch for the largest case below (m, n, k <= 600), from an arena, never the heap.
-// Covers every case below (scratch is bounded by one block of gemm_block_floats + slack).
+// Covers every case below: gemm_f32_scratch_bytes is nondecreasing in m, n and k.
 emha::StaticArena<emha::gemm_f32_scratch_bytes(600, 600, 600)> g_scratch;
 
 struct GemmCase {
@@ -127,9 +127,9 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   check_gemm({97, 70, gemm_kc + 44, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
   check_gemm({131, 45, gemm_kc + 34, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
   check_gemm({200, 300, 40, Trans::transpose}, 902);
-  // n > one block's columns (gemm_nc(kc), 128 at kc = gemm_kc) and k > gemm_kc. A block of m * kc <= 192 * 192 floats runs as one row block
-  // with each B panel packed just before use; a larger one goes by gemm_mc rows with the whole
-  // B block packed first. 160 rows: the first k block (kc = gemm_kc) the second way, the 5-deep
+  // n > one block's columns (gemm_nc(kc), 128 at kc = gemm_kc) and k > gemm_kc. A block of
+  // m * kc <= gemm_per_panel_max_a_floats runs as one row block with each B panel packed just
+  // before use; a larger one goes by gemm_mc rows with the whole B block packed first. 160 rows: the first k block (kc = gemm_kc) the second way, the 5-deep
   // remainder the first way, in one call. All against the same references.
   constexpr std::size_t nc = emha::gemm_nc(gemm_kc);
   check_gemm({gemm_mc, nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
@@ -141,8 +141,9 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   static_assert(rows * gemm_kc == emha::gemm_per_panel_max_a_floats, "a whole number of rows");
   check_gemm({rows, 53, gemm_kc, Trans::transpose}, 907);
   check_gemm({rows + 1, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
-  // Small K: one block holds gemm_block_floats / kc columns (1024 at k = 64), more than N here.
-  check_gemm({200, 300, 64, Trans::transpose}, 909);
+  // Small K, past the per-panel limit: blocks of gemm_nc(64) = 1024 columns, the second partial.
+  static_assert(580 * 64 > emha::gemm_per_panel_max_a_floats && emha::gemm_nc(64) == 1024);
+  check_gemm({580, 1040, 64, Trans::transpose}, 909);
 }
 
 TEST_CASE("gemm_f32: attention-shaped products") {
@@ -197,7 +198,7 @@ TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {
   constexpr std::size_t rows = emha::gemm_per_panel_max_a_floats / gemm_kc;
   const GemmCase cases[] = {{1, 1, 1},       {17, 17, 17},     {127, 127, 127}, {300, 300, 300},
                             {rows, 70, gemm_kc + 9}, {rows + 1, 70, gemm_kc + 9}, {29, 700, 64},
-                            {600, 300, 64}, {100, 600, 600}};
+                            {600, 300, 64}, {100, 600, 600}, {200, 400, 341}, {200, 400, 292}};
   for (const GemmCase& t : cases) {
     CAPTURE(t.m);
     CAPTURE(t.n);
@@ -206,12 +207,28 @@ TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {
     std::vector<std::byte> buf(need);
     const auto a = emha::test::uniform(t.m * t.k, 3), b = emha::test::uniform(t.n * t.k, 4);
     std::vector<float> c(t.m * t.n);
-    emha::ArenaRef arena(buf.data(), need);  // malloc alignment only: the bound includes the slack
+    // An arena of exactly `need` bytes, malloc alignment only (the bound includes the slack):
+    // too small a bound makes the call return no_space.
+    emha::ArenaRef arena(buf.data(), need);
     CHECK(emha::gemm_f32(t.m, t.n, t.k, a.data(), t.k, b.data(), t.k, Trans::transpose, c.data(), t.n,
                          arena) == Status::ok);
-    CHECK(arena.high_water() <= need);
     CHECK(need <= emha::gemm_f32_scratch_bytes(600, 600, 600));  // the suite's arena covers all
   }
   // Per panel the scratch is one kc x NR panel, whatever n is.
   CHECK(emha::gemm_f32_scratch_bytes(32, 4096, 64) == emha::gemm_max_nr * 64 * sizeof(float) + 64);
+}
+
+TEST_CASE("gemm_f32_scratch_bytes is nondecreasing in m, n and k") {
+  // Callers size one buffer for their largest call (the MHA arena: the projections' largest
+  // input width) and make smaller calls from it.
+  std::size_t bad = 0;
+  for (std::size_t m : {1u, 71u, 72u, 73u, 200u, 600u})
+    for (std::size_t n : {1u, 31u, 129u, 192u, 1100u})
+      for (std::size_t k = 1; k < 700; ++k) {
+        const std::size_t s = emha::gemm_f32_scratch_bytes(m, n, k);
+        bad += emha::gemm_f32_scratch_bytes(m, n, k + 1) < s;
+        bad += emha::gemm_f32_scratch_bytes(m + 1, n, k) < s;
+        bad += emha::gemm_f32_scratch_bytes(m, n + 1, k) < s;
+      }
+  CHECK(bad == 0);
 }

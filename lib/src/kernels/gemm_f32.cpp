@@ -148,8 +148,8 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
   float* bp = nullptr;
   // As gemm_f32_scratch_bytes: one panel, or one block (the first k block is the largest).
   const std::size_t kc = gemm_min(k, gemm_kc);
-  const std::size_t cols = m * kc <= gemm_per_panel_max_a_floats ? gemm_nr
-                                                                 : gemm_round_up(gemm_min(n, gemm_nc(kc)), gemm_nr);
+  const std::size_t cols = m * kc <= gemm_per_panel_max_a_floats
+                               ? gemm_nr : gemm_round_up(gemm_min(n, gemm_nc(kc)), gemm_nr);
   const Status s = scratch.allocate(cols * kc, bp, 64);
   if (s != Status::ok) return s;
   gemm_blocked(m, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, bp, o);

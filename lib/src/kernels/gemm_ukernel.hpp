@@ -33,8 +33,9 @@ inline constexpr std::size_t gemm_nr = gemm_nv * simd::lanes;
 // k steps per iteration of the micro-kernel's loop: 4 with SIMD; 1 on the scalar path, where
 // code size counts more (Cortex-M flash).
 inline constexpr unsigned gemm_k_unroll = simd::enabled ? 4 : 1;
-static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr,
-              "the micro-kernel tile must fit the scratch bound in gemm.hpp");
+static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % gemm_nr == 0,
+              "the micro-kernel tile must fit the scratch bounds in gemm.hpp, whose block widths are "
+              "multiples of gemm_max_nr");
 
 // How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
 struct GemmEpilogue {

@@ -1,7 +1,7 @@
 // Vectorized row softmax and the online softmax of fused attention.
 // Row softmax: pass 1 forms z = scale*x (+ mask) into y, pass 2 finds the row max, pass 3
-// writes exp(z - max) and sums it, pass 4 scales by 1/sum; the row stays in L1 for the sequence
-// lengths emha targets. Rows go in interleaved groups (see rows_per_group).
+// writes exp(z - max), pass 4 sums those, pass 5 scales by 1/sum; the row stays in L1 for the
+// sequence lengths emha targets. Rows go in interleaved groups (see rows_per_group).
 
 #include <cmath>
 #include <limits>

@@ -44,17 +44,21 @@ constexpr std::size_t gemm_round_up(std::size_t a, std::size_t b) noexcept { ret
 constexpr std::size_t gemm_nc(std::size_t kc) noexcept {
   return gemm_block_floats / kc / gemm_max_nr * gemm_max_nr;
 }
+static_assert(gemm_nc(gemm_kc) >= gemm_max_nr, "a block must hold at least one panel");
 
 // Scratch bytes gemm_f32 takes from its arena for these sizes (the same for both B layouts):
 // one panel of kc x NR floats when A's first k block fits gemm_per_panel_max_a_floats, else one
-// block of op(B) in panels. A block of x columns rounds up to a multiple of the build's
-// NR <= gemm_max_nr, so fewer than x + gemm_max_nr.
+// block of op(B) in panels: min(n, nc) columns (min(n, nc) * kc <= min(n * kc, block floats))
+// rounded up to the build's NR <= gemm_max_nr. The bound is nondecreasing in m, n and k, so a
+// buffer sized for the largest call serves every smaller one (the block's exact size is not:
+// nc shrinks as kc grows).
 constexpr std::size_t gemm_f32_scratch_bytes(std::size_t m, std::size_t n, std::size_t k) noexcept {
   if (m == 0 || n == 0 || k == 0) return 0;
   const std::size_t kc = gemm_min(k, gemm_kc);
-  const std::size_t cols = m * kc <= gemm_per_panel_max_a_floats
-                               ? gemm_max_nr : gemm_min(n, gemm_nc(kc)) + gemm_max_nr - 1;
-  return cols * kc * sizeof(float) + 64;
+  const std::size_t floats = m * kc <= gemm_per_panel_max_a_floats
+                                 ? gemm_max_nr * kc
+                                 : gemm_min(n * kc, gemm_block_floats) + (gemm_max_nr - 1) * kc;
+  return floats * sizeof(float) + 64;
 }
 
 // Floats of a pre-packed op(B) [k x n] (gemm_f32_pack_b), for every build's panel width.
