@@ -24,7 +24,7 @@ struct GemmOptions {
 // Cache blocking of the packed driver. Upper bounds of the micro-kernel tiles of every build,
 // so that scratch sizes are compile-time constants independent of the target.
 // kc = 512 takes the projections of d_model <= 512 in one k block, so C is written once and never
-// read back (+2-10% at 256x1536x512 and 512^3 over kc = 256 in paired runs on Zen 3).
+// read back (+1.5-5% at 256x1536x512 and 512^3 over kc = 256, bench/ab/ab.sh on Zen 3).
 inline constexpr std::size_t gemm_kc = 512;       // K per packed block
 inline constexpr std::size_t gemm_mc = 96;        // rows of A per block (mc x kc floats in L2)
 inline constexpr std::size_t gemm_max_mr = 8;
