@@ -49,5 +49,5 @@ for spec in "$1" "$2"; do
   so+=("$dir/build/libemha_ab.so")
 done
 shift 2
-"${CXX:-c++}" -std=c++17 -O2 -Wall -Wextra "$root/bench/ab/ab_main.cpp" -o "$out/ab_main" -ldl
+"${CXX:-c++}" -std=c++17 -O2 -Wall -Wextra -I "$root/bench" "$root/bench/ab/ab_main.cpp" -o "$out/ab_main" -ldl
 "$out/ab_main" "${so[0]}" "${so[1]}" "$@"

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ab_side.h"
+#include "support/random.hpp"
 
 namespace {
 
@@ -132,9 +133,7 @@ bool gemm_case(const Side (&side)[2], const Shape& s, int trans_b, int prepacked
                            "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
                            (prepacked ? "/prepacked" : "/call");
   if (!std::regex_search(name, o.filter)) return true;
-  std::vector<float> a(s.m * s.k), b(s.n * s.k);
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i * 7919 % 2001) - 1000) * 1e-3f;
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 104729 % 2001) - 1000) * 1e-3f;
+  const std::vector<float> a = emha_bench::uniform(s.m * s.k, 1), b = emha_bench::uniform(s.n * s.k, 2);
   std::vector<float> c[2], packed[2];
   std::vector<unsigned char> scratch[2];
   AbGemm g[2];

@@ -5,9 +5,8 @@
 #include "ab_side.h"
 
 #include <chrono>
-#include <cstdint>
-#include <vector>
 
+#include "attention/mha_cases.hpp"
 #include "emha/emha.hpp"
 
 #define AB_EXPORT extern "C" __attribute__((visibility("default")))
@@ -20,56 +19,24 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Deterministic inputs in [lo, hi): a 64-bit LCG, the same on both sides.
-std::vector<float> uniform(std::size_t n, std::uint64_t seed, float lo, float hi) {
-  std::vector<float> v(n);
-  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (float& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = lo + (hi - lo) * float(s >> 40) / float(1u << 24);
-  }
-  return v;
-}
-
-// The benchmark's four configs (bench/attention/mha_cases.hpp): one static object each.
-template <std::size_t S, std::size_t D, std::size_t H>
-struct MhaCase {
-  using Mha = emha::MultiHeadAttention<emha::MhaConfig<D, H, S>>;
-  Mha mha;
-  std::vector<float> w_in = uniform(3 * D * D, 1, -0.05f, 0.05f), b_in = uniform(3 * D, 2, -0.1f, 0.1f),
-                     w_out = uniform(D * D, 3, -0.05f, 0.05f), b_out = uniform(D, 4, -0.1f, 0.1f),
-                     x = uniform(S * D, 5, -1.0f, 1.0f);
-  bool ready = false;
-
-  static MhaCase& get() {
-    static MhaCase c;
-    return c;
-  }
-  double run(int iters, float* out) {
-    if (!ready) {
-      emha::MhaWeights w;
-      w.in_proj_weight = {w_in.data(), w_in.size()};
-      w.in_proj_bias = {b_in.data(), b_in.size()};
-      w.out_proj_weight = {w_out.data(), w_out.size()};
-      w.out_proj_bias = {b_out.data(), b_out.size()};
-      if (mha.set_weights(w) != emha::Status::ok) return -1.0;
-      ready = true;
-    }
-    const emha::Span<const float> in{x.data(), x.size()};
-    const Clock::time_point t0 = Clock::now();
-    for (int i = 0; i < iters; ++i)
-      if (mha.forward({S, S, 1}, in, in, in, {out, S * D}) != emha::Status::ok) return -1.0;
-    return seconds_since(t0) / (iters > 0 ? iters : 1);
-  }
-};
-
+// The benchmark's four configs and inputs (bench/attention/mha_cases.hpp), each with its static
+// MultiHeadAttention; weights are set on the first run.
 struct MhaEntry {
   std::size_t seq, d_model, heads;
   double (*run)(int, float*);
 };
 template <std::size_t S, std::size_t D, std::size_t H>
 MhaEntry entry() {
-  return {S, D, H, [](int iters, float* out) { return MhaCase<S, D, H>::get().run(iters, out); }};
+  return {S, D, H, [](int iters, float* out) {
+            using Case = emha_bench::EmhaFor<S, D, H>;
+            static const emha_bench::MhaProblem problem = emha_bench::make_mha_problem(S, D, H, 1);
+            static const bool ready = Case::set_weights(problem) == emha::Status::ok;
+            if (!ready) return -1.0;
+            const Clock::time_point t0 = Clock::now();
+            for (int i = 0; i < iters; ++i)
+              if (Case::forward(problem, out) != emha::Status::ok) return -1.0;
+            return seconds_since(t0) / (iters > 0 ? iters : 1);
+          }};
 }
 const MhaEntry mha_cases[] = {entry<32, 64, 4>(), entry<64, 128, 4>(), entry<128, 256, 8>(),
                               entry<256, 512, 8>()};
