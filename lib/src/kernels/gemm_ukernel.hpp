@@ -93,13 +93,19 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 // sizes A stays in cache and packing it costs more than it saves). bp: [kc][NR] packed B.
 // c: the tile's top-left. Not forced inline: where GCC inlines it into the driver, the x86-64
 // build spills one pointer per 4 k steps; forced into every call site it spilled the row pointers.
-template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv>
-inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* bp,
-                             float* c, std::size_t ldc, std::size_t n,
+//
+// Pack: B is read instead from the unpacked rows of op(B) = B (`b`, kc rows of NR floats, ldb
+// apart), and each row is also stored to bp as it goes: the panel is packed by the first tile
+// that uses it. The copy's loads and stores issue beside the FMAs, where packing the panel first
+// ran alone and stalled on its source rows.
+template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, bool Pack = false>
+inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                             std::size_t ldb, float* bp, float* c, std::size_t ldc, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
   constexpr std::size_t L = simd::lanes;
   constexpr std::size_t NR = NV * L;
+  const std::size_t b_step = Pack ? ldb : NR;
 
   const float* ar[MR];
   for (std::size_t r = 0; r < MR; ++r) ar[r] = a + r * lda;
@@ -115,30 +121,34 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
   // shared (an SMT sibling): there this loop is bound by instructions issued, not by FMA units.
 #pragma GCC unroll gemm_k_unroll
   for (std::size_t p = 0; p < kc; ++p) {
-    vf32 b[NV];
+    vf32 bv[NV];
 #pragma GCC unroll 4
-    for (std::size_t v = 0; v < NV; ++v) b[v] = simd::load(bp + v * L);
+    for (std::size_t v = 0; v < NV; ++v) {
+      bv[v] = simd::load(b + v * L);
+      if constexpr (Pack) simd::store(bp + v * L, bv[v]);
+    }
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
       const vf32 av = simd::splat(ar[r][p]);
 #pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, b[v], acc[r][v]);
+      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
     }
-    bp += NR;
+    b += b_step;
+    if constexpr (Pack) bp += NR;
   }
   gemm_store_tile(acc, c, ldc, MR, n, e);
 }
 
 // The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
 // and its stores take the full-tile path. Attention shapes (S = 32, 64, ...) hit this often.
-template <std::size_t MR>
-inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* bp,
-                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
-                              const GemmEpilogue& e) noexcept {
+template <std::size_t MR, bool Pack = false>
+inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                              std::size_t ldb, float* bp, float* c, std::size_t ldc,
+                              std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
   if constexpr (MR > 1) {
-    if (m < MR) return gemm_ukernel_rows<MR - 1>(kc, a, lda, bp, c, ldc, m, n, e);
+    if (m < MR) return gemm_ukernel_rows<MR - 1, Pack>(kc, a, lda, b, ldb, bp, c, ldc, m, n, e);
   }
-  gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, c, ldc, n, e);
+  gemm_ukernel_f32<MR, gemm_nv, Pack>(kc, a, lda, b, ldb, bp, c, ldc, n, e);
 }
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
@@ -147,7 +157,19 @@ template <class Arch>
 inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
+  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, m, n, e);
+}
+
+// An MR-row tile that packs its panel of op(B) = B as it goes (see gemm_ukernel_f32): b, the
+// panel's unpacked rows ldb apart, n == NR columns; bp receives [kc][NR].
+// Only where the portable kernel runs (not the hand-tuned aarch64 one) and with SIMD: on the
+// scalar path (Cortex-M, no data cache) the copy costs the same wherever it runs, and a second
+// kernel would cost flash.
+inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
+inline void gemm_ukernel_packing(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                                 std::size_t ldb, float* bp, float* c, std::size_t ldc,
+                                 const GemmEpilogue& e) noexcept {
+  gemm_ukernel_f32<gemm_mr, gemm_nv, true>(kc, a, lda, b, ldb, bp, c, ldc, gemm_nr, e);
 }
 
 }  // namespace emha::detail
