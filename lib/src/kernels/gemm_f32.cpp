@@ -31,13 +31,14 @@ void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t 
 
 // One panel of op(B) = B^T: its `cols` columns are rows of B (kc contiguous floats each, ldb
 // apart) -> bp[kc][NR], through T x T block transposes (T = simd::transpose_block), then the
-// column and k tails.
+// column and k tails. k blocks outer: the NR / T transposes of a k block fill whole rows of bp
+// one after another (+0-2.5% over column blocks outer, nt 128x768x256 to 256x1536x512).
 void pack_panel_t(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
                   float* bp) noexcept {
   constexpr std::size_t T = simd::transpose_block;
   const std::size_t cols_t = cols / T * T, kc_t = kc / T * T;
-  for (std::size_t q = 0; q < cols_t; q += T)
-    for (std::size_t p = 0; p < kc_t; p += T)
+  for (std::size_t p = 0; p < kc_t; p += T)
+    for (std::size_t q = 0; q < cols_t; q += T)
       simd::transpose_block_f32(b + q * ldb + p, ldb, bp + p * gemm_nr + q, gemm_nr);
   for (std::size_t q = 0; q < cols; ++q)
     for (std::size_t p = q < cols_t ? kc_t : 0; p < kc; ++p) bp[p * gemm_nr + q] = b[q * ldb + p];
