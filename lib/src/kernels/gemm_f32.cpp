@@ -1,7 +1,8 @@
 // Cache-blocked GEMM driver (the BLIS loop order) over the micro-kernel in gemm_ukernel.hpp.
-// Loops: columns of C by NC, k by KC, rows by MC, then NR x MR tiles. op(B) is taken pre-packed,
-// or each NR-column panel is packed into the caller's arena on its first use (before its first
-// tile, or by that tile as it runs). A is read in place.
+// Loops: columns of C by NC, k by KC (pack that block of B into NR-column panels in the caller's
+// arena, or take it pre-packed; with a single row block, pack each panel on its first use: just
+// before its tiles, or by its first tile as it runs), rows by MC, then NR x MR tiles. A is read
+// in place.
 
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
@@ -93,33 +94,31 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
       const float* bsrc = prepacked ? nullptr : op_b_at(b, ldb, trans_b, pc, jc);
       // A small enough to stay in L2 whole (all m rows at once): each B panel is packed right
       // before its tiles into the same kc x NR buffer, which stays in L1 (+2-3% over packing
-      // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and each panel
-      // of the kc x nc block is packed once, with the first row block, for all of them.
+      // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and the kc x nc
+      // block is packed once for all of them.
       const bool per_panel = !prepacked && m * kc <= gemm_per_panel_max_a_floats;
+      if (!prepacked && !per_panel) pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
       const std::size_t mc_step = per_panel ? m : gemm_mc;
       for (std::size_t ic = 0; ic < m; ic += mc_step) {
         const std::size_t mc = gemm_min(mc_step, m - ic);
-        // Full MR-row tiles, then the last MR + r rows (0 < r < MR) as two tiles of about
-        // half: a tile of few rows has too few accumulators to hide the FMA latency
-        // (6 + 2 rows costs more than 4 + 4).
-        const std::size_t r = mc % gemm_mr;
-        const std::size_t tail = r == 0 ? 0 : (mc > gemm_mr ? gemm_mr + r : r);
         for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           const float* panel = per_panel ? bp_scratch : bp + jr * kc;
-          // Not yet packed (this call packs op(B), and this is the panel's first row block):
-          // with a single row block, whole panels of B and a whole first tile, that tile packs
-          // it as it goes (+2-3% at nn 64x384x128 and 128x768x256, bench/ab/ab.sh); else pack_b
-          // does before the tiles. (With row blocks, B's rows come from L3 and the packing tile
-          // cost 5% at nn 256x1536x512.)
-          const float* unpacked =
-              !prepacked && (per_panel || ic == 0) ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;
-          const bool tile_packs = per_panel && unpacked && detail::gemm_packs_in_tile &&
+          // Full MR-row tiles, then the last MR + r rows (0 < r < MR) as two tiles of about
+          // half: a tile of few rows has too few accumulators to hide the FMA latency
+          // (6 + 2 rows costs more than 4 + 4).
+          const std::size_t r = mc % gemm_mr;
+          const std::size_t tail = r == 0 ? 0 : (mc > gemm_mr ? gemm_mr + r : r);
+          // With a single row block, a whole panel of B (not B^T) and a whole first tile, that
+          // tile packs the panel as it goes (nn per call +3.6-7% at 64x384x128 and 128x768x256,
+          // bench/ab/ab.sh); else pack_b does before the tiles. (In the block above, B's rows
+          // come from L3 and a packing tile cost 5% at nn 256x1536x512.)
+          const float* unpacked = per_panel ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;
+          const bool tile_packs = detail::gemm_packs_in_tile && per_panel &&
                                   trans_b == Trans::none && nr == gemm_nr && mc - tail >= gemm_mr;
-          float* const to_pack = bp_scratch + (per_panel ? 0 : jr * kc);
-          if (unpacked && !tile_packs) pack_b(kc, nr, unpacked, ldb, trans_b, to_pack);
+          if (per_panel && !tile_packs) pack_b(kc, nr, unpacked, ldb, trans_b, bp_scratch);
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
           const auto tile = [&](std::size_t ir, std::size_t mr) __attribute__((always_inline)) {
@@ -128,7 +127,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
           };
           std::size_t ir = 0;
           if (tile_packs) {
-            detail::gemm_ukernel_packing(kc, a + ic * lda + pc, lda, unpacked, ldb, to_pack,
+            detail::gemm_ukernel_packing(kc, a + ic * lda + pc, lda, unpacked, ldb, bp_scratch,
                                          c + ic * ldc + jc + jr, ldc, e);
             ir = gemm_mr;
           }

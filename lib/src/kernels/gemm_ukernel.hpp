@@ -90,14 +90,15 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 
 // One MR x NR tile of C (exactly MR rows; n <= NR valid columns, a partial tile is stored
 // through a local buffer). a: the tile's first row of A, rows lda apart (read in place: at these
-// sizes A stays in cache and packing it costs more than it saves). bp: [kc][NR] packed B.
-// c: the tile's top-left. Not forced inline: where GCC inlines it into the driver, the x86-64
-// build spills one pointer per 4 k steps; forced into every call site it spilled the row pointers.
+// sizes A stays in cache and packing it costs more than it saves). b: [kc][NR] packed B (ldb and
+// bp unused). c: the tile's top-left. Not forced inline: where GCC inlines it into the driver,
+// the x86-64 build spills one pointer per 4 k steps; forced into every call site it spilled the
+// row pointers.
 //
-// Pack: B is read instead from the unpacked rows of op(B) = B (`b`, kc rows of NR floats, ldb
-// apart), and each row is also stored to bp as it goes: the panel is packed by the first tile
-// that uses it. The copy's loads and stores issue beside the FMAs, where packing the panel first
-// ran alone and stalled on its source rows.
+// Pack: b is instead the panel's unpacked rows of op(B) = B (kc rows of NR floats, ldb apart),
+// and each row is also stored to bp [kc][NR] as it goes: the panel is packed by the first tile
+// that uses it. The copy's loads and stores issue beside the FMAs, where a packing loop before
+// the tiles runs alone.
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, bool Pack = false>
 inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* b,
                              std::size_t ldb, float* bp, float* c, std::size_t ldc, std::size_t n,
@@ -141,14 +142,14 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
 
 // The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
 // and its stores take the full-tile path. Attention shapes (S = 32, 64, ...) hit this often.
-template <std::size_t MR, bool Pack = false>
-inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* b,
-                              std::size_t ldb, float* bp, float* c, std::size_t ldc,
-                              std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
+template <std::size_t MR>
+inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* bp,
+                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
+                              const GemmEpilogue& e) noexcept {
   if constexpr (MR > 1) {
-    if (m < MR) return gemm_ukernel_rows<MR - 1, Pack>(kc, a, lda, b, ldb, bp, c, ldc, m, n, e);
+    if (m < MR) return gemm_ukernel_rows<MR - 1>(kc, a, lda, bp, c, ldc, m, n, e);
   }
-  gemm_ukernel_f32<MR, gemm_nv, Pack>(kc, a, lda, b, ldb, bp, c, ldc, n, e);
+  gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, n, e);
 }
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
@@ -157,14 +158,14 @@ template <class Arch>
 inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, m, n, e);
+  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
 // An MR-row tile that packs its panel of op(B) = B as it goes (see gemm_ukernel_f32): b, the
 // panel's unpacked rows ldb apart, n == NR columns; bp receives [kc][NR].
-// Only where the portable kernel runs (not the hand-tuned aarch64 one) and with SIMD: on the
-// scalar path (Cortex-M, no data cache) the copy costs the same wherever it runs, and a second
-// kernel would cost flash.
+// Only where the portable kernel runs with SIMD (x86, armv7 NEON; armv7 untimed: no board here),
+// not with the hand-tuned aarch64 one, nor on the scalar path (Cortex-M, no data cache: the copy
+// costs the same wherever it runs, and a second kernel would cost flash).
 inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
 inline void gemm_ukernel_packing(std::size_t kc, const float* a, std::size_t lda, const float* b,
                                  std::size_t ldb, float* bp, float* c, std::size_t ldc,
