@@ -165,9 +165,12 @@ inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, 
 // panel's unpacked rows ldb apart, n == NR columns; bp receives [kc][NR].
 // Only where the portable kernel runs with SIMD (x86, armv7 NEON; armv7 untimed: no board here),
 // not with the hand-tuned aarch64 one, nor on the scalar path (Cortex-M, no data cache: the copy
-// costs the same wherever it runs, and a second kernel would cost flash).
+// costs the same wherever it runs, and a second kernel would cost flash). Not inlined: inlined
+// into the driver it cost MHA S = 32 and 64 2% (bench/ab/ab.sh against a build without it:
+// 0.975-0.984, also with the tile's use cut to kc >= 128: the driver's code, not the tile's run);
+// out of line 1.001-1.008.
 inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
-inline void gemm_ukernel_packing(std::size_t kc, const float* a, std::size_t lda, const float* b,
+[[gnu::noinline]] inline void gemm_ukernel_packing(std::size_t kc, const float* a, std::size_t lda, const float* b,
                                  std::size_t ldb, float* bp, float* c, std::size_t ldc,
                                  const GemmEpilogue& e) noexcept {
   gemm_ukernel_f32<gemm_mr, gemm_nv, true>(kc, a, lda, b, ldb, bp, c, ldc, gemm_nr, e);
