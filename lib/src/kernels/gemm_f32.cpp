@@ -112,7 +112,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
           const std::size_t r = mc % gemm_mr;
           const std::size_t tail = r == 0 ? 0 : (mc > gemm_mr ? gemm_mr + r : r);
           // With a single row block, a whole panel of B (not B^T) and a whole first tile, that
-          // tile packs the panel as it goes (nn per call +3.6-7% at 64x384x128 and 128x768x256,
+          // tile packs the panel as it goes (nn per call +2-3% at 64x384x128 and 128x768x256,
           // bench/ab/ab.sh); else pack_b does before the tiles. (In the block above, B's rows
           // come from L3 and a packing tile cost 5% at nn 256x1536x512.)
           const float* unpacked = per_panel ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;

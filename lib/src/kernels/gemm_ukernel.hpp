@@ -170,9 +170,11 @@ inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, 
 // 0.975-0.984, also with the tile's use cut to kc >= 128: the driver's code, not the tile's run);
 // out of line 1.001-1.008.
 inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
-[[gnu::noinline]] inline void gemm_ukernel_packing(std::size_t kc, const float* a, std::size_t lda, const float* b,
-                                 std::size_t ldb, float* bp, float* c, std::size_t ldc,
-                                 const GemmEpilogue& e) noexcept {
+[[gnu::noinline]] inline void gemm_ukernel_packing(std::size_t kc, const float* a,
+                                                   std::size_t lda, const float* b,
+                                                   std::size_t ldb, float* bp, float* c,
+                                                   std::size_t ldc,
+                                                   const GemmEpilogue& e) noexcept {
   gemm_ukernel_f32<gemm_mr, gemm_nv, true>(kc, a, lda, b, ldb, bp, c, ldc, gemm_nr, e);
 }
 
