@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ab_side.h"
+#include "kernels/gemm_shapes.hpp"
 #include "support/random.hpp"
 
 namespace {
@@ -120,15 +121,10 @@ bool compare(const std::string& name, double flop, const Options& o, Run run, Ag
   return agree.identical || !o.require_equal;
 }
 
-struct Shape {
-  std::size_t m, n, k;
-};
-// bench/kernels/bench_gemm.cpp's shapes.
-constexpr Shape gemm_shapes[] = {{64, 384, 128}, {128, 768, 256}, {256, 1536, 512}, {128, 128, 32},
-                                 {256, 256, 64}, {128, 32, 128},  {16, 16, 16},    {32, 32, 32},
-                                 {64, 64, 64},   {128, 128, 128}, {256, 256, 256}, {512, 512, 512}};
+using emha_bench::GemmShape;
+using emha_bench::gemm_shapes;
 
-bool gemm_case(const Side (&side)[2], const Shape& s, int trans_b, int prepacked, const Options& o) {
+bool gemm_case(const Side (&side)[2], const GemmShape& s, int trans_b, int prepacked, const Options& o) {
   const std::string name = std::string("gemm/") + (trans_b ? "nt/" : "nn/") + std::to_string(s.m) +
                            "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
                            (prepacked ? "/prepacked" : "/call");
@@ -207,7 +203,7 @@ int main(int argc, char** argv) {
   }
   const Side side[2] = {load(argv[1]), load(argv[2])};
   bool ok = true;
-  for (const Shape& s : gemm_shapes)
+  for (const GemmShape& s : gemm_shapes)
     for (int trans_b = 1; trans_b >= 0; --trans_b)
       for (int prepacked = 0; prepacked < 2; ++prepacked) ok = gemm_case(side, s, trans_b, prepacked, o) && ok;
   for (int i = 0; i < side[0].mha_count(); ++i) ok = mha_case(side, i, o) && ok;

@@ -21,6 +21,7 @@
 #include "emha/arena.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "kernels/gemm_peers.hpp"
+#include "kernels/gemm_shapes.hpp"
 #include "kernels/gemm_summary.hpp"
 #include "support/bench_main.hpp"
 #include "support/counters.hpp"
@@ -29,21 +30,12 @@
 
 namespace {
 
-struct GemmShape {
-  std::size_t m, n, k;
-};
-
-// Attention-projection shapes (S x 3D x D style, transformer FFN-ish, per-head QK^T and PV),
-// then squares.
-constexpr GemmShape kShapes[] = {
-    {64, 384, 128}, {128, 768, 256}, {256, 1536, 512}, {128, 128, 32}, {256, 256, 64},
-    {128, 32, 128}, {16, 16, 16},    {32, 32, 32},     {64, 64, 64},   {128, 128, 128},
-    {256, 256, 256}, {512, 512, 512},
-};
+using emha_bench::GemmShape;
+using emha_bench::gemm_shapes;
 
 constexpr std::size_t max_scratch_bytes() {
   std::size_t bytes = 0;
-  for (const GemmShape& s : kShapes)
+  for (const GemmShape& s : gemm_shapes)
     bytes = emha::gemm_f32_scratch_bytes(s.m, s.n, s.k) > bytes
                 ? emha::gemm_f32_scratch_bytes(s.m, s.n, s.k) : bytes;
   return bytes;
@@ -147,7 +139,7 @@ void register_gemm_benchmarks(std::vector<emha_bench::GemmSummaryRow>& rows,
   impl_names.push_back("emha_pp");
   for (const Impl& impl : impls)
     if (impl.present && impl.run != run_emha) impl_names.push_back(impl.name);
-  for (const GemmShape& s : kShapes) {
+  for (const GemmShape& s : gemm_shapes) {
     for (emha::Trans t : {emha::Trans::transpose, emha::Trans::none}) {
       const std::string prefix = std::string("gemm_f32/") + (t == emha::Trans::transpose ? "nt/" : "nn/") +
                                  std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +

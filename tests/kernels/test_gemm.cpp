@@ -129,8 +129,9 @@ TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
   check_gemm({200, 300, 40, Trans::transpose}, 902);
   // n > one block's columns (gemm_nc(kc), 128 at kc = gemm_kc) and k > gemm_kc. A block of
   // m * kc <= gemm_per_panel_max_a_floats runs as one row block with each B panel packed just
-  // before use; a larger one goes by gemm_mc rows with the whole B block packed first. 160 rows: the first k block (kc = gemm_kc) the second way, the 5-deep
-  // remainder the first way, in one call. All against the same references.
+  // before use; a larger one goes by gemm_mc rows with the whole B block packed first. 160 rows:
+  // the first k block (kc = gemm_kc) the second way, the 5-deep remainder the first way, in one
+  // call. All against the same references.
   constexpr std::size_t nc = emha::gemm_nc(gemm_kc);
   check_gemm({gemm_mc, nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
   check_gemm({29, nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);

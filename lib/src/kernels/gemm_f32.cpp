@@ -96,7 +96,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, s
       // before its tiles into the same kc x NR buffer, which stays in L1 (+2-3% over packing
       // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and the kc x nc
       // block is packed once for all of them.
-      const bool per_panel = !prepacked && m * kc <= gemm_per_panel_max_a_floats;
+      const bool per_panel = !prepacked && gemm_per_panel(m, kc);
       if (!prepacked && !per_panel) pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
@@ -160,7 +160,7 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
   float* bp = nullptr;
   // As gemm_f32_scratch_bytes: one panel, or one block (the first k block is the largest).
   const std::size_t kc = gemm_min(k, gemm_kc);
-  const std::size_t cols = m * kc <= gemm_per_panel_max_a_floats
+  const std::size_t cols = gemm_per_panel(m, kc)
                                ? gemm_nr : gemm_round_up(gemm_min(n, gemm_nc(kc)), gemm_nr);
   const Status s = scratch.allocate(cols * kc, bp, 64);
   if (s != Status::ok) return s;

@@ -40,6 +40,11 @@ inline constexpr std::size_t gemm_per_panel_max_a_floats = 192 * 192;
 constexpr std::size_t gemm_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
 constexpr std::size_t gemm_round_up(std::size_t a, std::size_t b) noexcept { return (a + b - 1) / b * b; }
 
+// Whether a k block of m x kc floats of A runs as one row block, op(B) packed panel by panel.
+constexpr bool gemm_per_panel(std::size_t m, std::size_t kc) noexcept {
+  return m * kc <= gemm_per_panel_max_a_floats;
+}
+
 // Columns of op(B) per packed block for k blocks of kc (> 0): a multiple of every NR.
 constexpr std::size_t gemm_nc(std::size_t kc) noexcept {
   return gemm_block_floats / kc / gemm_max_nr * gemm_max_nr;
@@ -47,7 +52,7 @@ constexpr std::size_t gemm_nc(std::size_t kc) noexcept {
 static_assert(gemm_nc(gemm_kc) >= gemm_max_nr, "a block must hold at least one panel");
 
 // Scratch bytes gemm_f32 takes from its arena for these sizes (the same for both B layouts):
-// one panel of kc x NR floats when A's first k block fits gemm_per_panel_max_a_floats, else one
+// one panel of kc x NR floats when gemm_per_panel(m, kc) (A's first k block), else one
 // block of op(B) in panels: min(n, nc) columns (min(n, nc) * kc <= min(n * kc, block floats))
 // rounded up to the build's NR <= gemm_max_nr. The bound is nondecreasing in m, n and k, so a
 // buffer sized for the largest call serves every smaller one (the block's exact size is not:
@@ -55,7 +60,7 @@ static_assert(gemm_nc(gemm_kc) >= gemm_max_nr, "a block must hold at least one p
 constexpr std::size_t gemm_f32_scratch_bytes(std::size_t m, std::size_t n, std::size_t k) noexcept {
   if (m == 0 || n == 0 || k == 0) return 0;
   const std::size_t kc = gemm_min(k, gemm_kc);
-  const std::size_t floats = m * kc <= gemm_per_panel_max_a_floats
+  const std::size_t floats = gemm_per_panel(m, kc)
                                  ? gemm_max_nr * kc
                                  : gemm_min(n * kc, gemm_block_floats) + (gemm_max_nr - 1) * kc;
   return floats * sizeof(float) + 64;
