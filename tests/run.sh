@@ -26,6 +26,13 @@ configure_build_test() {
 configure_build_test native-release -DCMAKE_BUILD_TYPE=Release
 configure_build_test native-asan -DCMAKE_BUILD_TYPE=Debug -DEMHA_SANITIZE=ON
 configure_build_test native-scalar -DCMAKE_BUILD_TYPE=Release -DEMHA_SIMD=OFF
+# The AVX-512 kernels (6 x 32 tiles, EMHA_X86_ISA=native) run only where the CPU has them.
+if grep -qw avx512bw /proc/cpuinfo; then
+  configure_build_test native-avx512 -DCMAKE_BUILD_TYPE=Release -DEMHA_X86_ISA=native \
+    -DEMHA_EXPECTED_ISA=avx512bw
+else
+  step "native-avx512: skipped, this CPU has no AVX-512BW"
+fi
 
 step "lib/ with -fno-exceptions -fno-rtti, and a consumer built the same way"
 cmake -S "$root" -B "$out/no-exceptions" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
