@@ -165,12 +165,14 @@ TEST_CASE("gemm_f32 fuses its multiply-adds on SIMD builds") {
   const float fused = std::ldexp(1.0f, -24);
   const std::size_t m = 13, n = 67, k = 2;  // every row and column position of the tiles
   const float e11 = std::ldexp(1.0f, -11), e12 = std::ldexp(1.0f, -12);
-  std::vector<float> a(m * k), b(k * n);
+  std::vector<float> a(m * k), b(k * n), bt(n * k);  // bt: B^T [n x k] for Trans::transpose
   for (std::size_t i = 0; i < m; ++i) a[i * k] = -1.0f, a[i * k + 1] = 1.0f + e12;
-  for (std::size_t j = 0; j < n; ++j) b[j] = 1.0f + e11, b[n + j] = 1.0f + e12;
+  for (std::size_t j = 0; j < n; ++j) {
+    b[j] = bt[j * k] = 1.0f + e11;
+    b[n + j] = bt[j * k + 1] = 1.0f + e12;
+  }
   for (Trans t : {Trans::none, Trans::transpose}) {
-    std::vector<float> bt(n * k), c(m * n, -1.0f);  // bt: B^T [n x k] for Trans::transpose
-    for (std::size_t j = 0; j < n; ++j) bt[j * k] = b[j], bt[j * k + 1] = b[n + j];
+    std::vector<float> c(m * n, -1.0f);
     const bool none = t == Trans::none;
     REQUIRE(emha::gemm_f32(m, n, k, a.data(), k, none ? b.data() : bt.data(), none ? n : k, t,
                            c.data(), n, g_scratch) == Status::ok);
