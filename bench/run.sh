@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 1: installs dependencies, builds Release, then runs
 #   1. the attention benchmark (emha MultiHeadAttention vs Eigen) and its summary table,
-#   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table),
+#   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table), and on
+#      an AVX-512 CPU once more on the attention shapes with OpenBLAS held to its AVX2 kernels,
 #   3. the PyTorch comparison, if /usr/bin/python3 can import torch.
 # Takes a few minutes. Stops with a non-zero status at the first failure.
 #   EMHA_BUILD_ROOT         where build trees go (default: build/); this one is bench-release
@@ -41,6 +42,19 @@ step "gemm_f32 vs OpenBLAS and Eigen (bench/kernels/bench_gemm.cpp; JSON in $bui
 "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_min_time=0.03 \
   --benchmark_format=json >"$build/bench_gemm.json"
+
+# On an AVX-512 CPU, OpenBLAS runs its AVX-512 kernels (core SkylakeX or Cooperlake) while emha
+# runs its AVX2 build: the pass above is a cross-ISA comparison. This one forces OpenBLAS's AVX2
+# kernels (OPENBLAS_CORETYPE=Haswell, read when the library loads), the same instruction set as
+# emha's build, on the attention shapes; emha and Eigen are timed again beside it.
+if grep -qw avx512f /proc/cpuinfo; then
+  step "gemm_f32 vs OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell), attention shapes"
+  OPENBLAS_CORETYPE=Haswell "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
+    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+    --benchmark_min_time=0.03 --benchmark_format=json \
+    --benchmark_filter='fma_peak|/(64x384x128|128x768x256|256x1536x512|128x128x32|256x256x64|128x32x128)/' \
+    >"$build/bench_gemm_openblas_avx2.json"
+fi
 
 step "PyTorch nn.MultiheadAttention (bench/torch_mha.py)"
 if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then

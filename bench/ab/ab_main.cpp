@@ -4,7 +4,12 @@
 // (order flipped every pair) and each pair gives one time ratio; the median ratio and its
 // interquartile range are what to quote.
 //   ab_main <A.so> <B.so> [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
+//                         [--offset-bytes N]
 // --require-equal 1: exit 1 unless both sides' outputs are bit-identical (two builds of one tree).
+// --offset-bytes N: side B's GEMM operands (A, B, C) start N bytes (a multiple of 4) past a cache
+// line, side A's on one, as every benchmark buffer does (support/aligned.hpp). With the same
+// revision on both sides (ab.sh HEAD HEAD --offset-bytes 16), B/A is what misaligned operands
+// cost (16: std::vector's malloc). MHA cases are not offset.
 // Exit status 2: bad arguments or a side that does not load.
 
 #include <dlfcn.h>
@@ -73,7 +78,8 @@ struct Agreement {
   bool identical;
   double max_diff;
 };
-Agreement agreement(const std::vector<float>& x, const std::vector<float>& y) {
+template <class X, class Y>
+Agreement agreement(const X& x, const Y& y) {
   double m = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double d = std::fabs(double(x[i]) - double(y[i])) / (1.0 + std::fabs(double(y[i])));
@@ -88,6 +94,7 @@ struct Options {
   double batch_ms = 3.0;
   std::regex filter{".*"};
   bool require_equal = false;
+  std::size_t offset_floats = 0;  // side B's GEMM operands start this far past a cache line
 };
 
 // Alternating batches of run(0, iters) and run(1, iters) (seconds per call, < 0: error); prints
@@ -129,13 +136,17 @@ bool gemm_case(const Side (&side)[2], const GemmShape& s, int trans_b, int prepa
                            "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
                            (prepacked ? "/prepacked" : "/call");
   if (!std::regex_search(name, o.filter)) return true;
-  const std::vector<float> a = emha_bench::uniform(s.m * s.k, 1), b = emha_bench::uniform(s.n * s.k, 2);
-  std::vector<float> c[2], packed[2];
+  // Each side's operands: copies of the same inputs, side B's o.offset_floats past the line.
+  const emha_bench::Floats a_in = emha_bench::uniform(s.m * s.k, 1), b_in = emha_bench::uniform(s.n * s.k, 2);
+  emha_bench::Floats a[2], b[2], c[2], packed[2];
   std::vector<unsigned char> scratch[2];
   AbGemm g[2];
   for (int i = 0; i < 2; ++i) {
-    c[i].assign(s.m * s.n, 0.0f);
-    g[i] = AbGemm{s.m, s.n, s.k, trans_b, prepacked, a.data(), b.data(), c[i].data()};
+    const std::size_t off = i == 1 ? o.offset_floats : 0;
+    a[i].assign(off, 0.0f), a[i].insert(a[i].end(), a_in.begin(), a_in.end());
+    b[i].assign(off, 0.0f), b[i].insert(b[i].end(), b_in.begin(), b_in.end());
+    c[i].assign(off + s.m * s.n, 0.0f);
+    g[i] = AbGemm{s.m, s.n, s.k, trans_b, prepacked, a[i].data() + off, b[i].data() + off, c[i].data() + off};
     std::size_t scratch_bytes = 0, packed_floats = 0;
     side[i].gemm_sizes(&g[i], &scratch_bytes, &packed_floats);
     scratch[i].assign(scratch_bytes, 0);
@@ -150,7 +161,9 @@ bool gemm_case(const Side (&side)[2], const GemmShape& s, int trans_b, int prepa
   };
   run(0, 1);
   run(1, 1);
-  return compare(name, 2.0 * double(s.m) * double(s.n) * double(s.k), o, run, agreement(c[1], c[0]));
+  const std::size_t off = o.offset_floats;
+  const emha_bench::Floats c_b(c[1].begin() + std::ptrdiff_t(off), c[1].end());
+  return compare(name, 2.0 * double(s.m) * double(s.n) * double(s.k), o, run, agreement(c_b, c[0]));
 }
 
 bool mha_case(const Side (&side)[2], int i, const Options& o) {
@@ -159,7 +172,7 @@ bool mha_case(const Side (&side)[2], int i, const Options& o) {
   const std::string name = "mha/S:" + std::to_string(seq) + "/D:" + std::to_string(d) + "/H:" +
                            std::to_string(h);
   if (!std::regex_search(name, o.filter)) return true;
-  std::vector<float> out[2] = {std::vector<float>(seq * d), std::vector<float>(seq * d)};
+  emha_bench::Floats out[2] = {emha_bench::Floats(seq * d), emha_bench::Floats(seq * d)};
   const auto run = [&](int s, int iters) { return side[s].mha_run(i, iters, out[s].data()); };
   run(0, 1);
   run(1, 1);
@@ -172,7 +185,9 @@ bool mha_case(const Side (&side)[2], int i, const Options& o) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s A.so B.so [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]\n",
+    std::fprintf(stderr,
+                 "usage: %s A.so B.so [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1] "
+                 "[--offset-bytes N]\n",
                  argv[0]);
     return 2;
   }
@@ -189,6 +204,13 @@ int main(int argc, char** argv) {
       o.batch_ms = std::atof(v);
     } else if (!std::strcmp(argv[i], "--require-equal")) {
       o.require_equal = std::atoi(v) != 0;
+    } else if (!std::strcmp(argv[i], "--offset-bytes")) {
+      const int bytes = std::atoi(v);
+      if (bytes < 0 || bytes % int(sizeof(float)) != 0) {
+        std::fprintf(stderr, "--offset-bytes %s: a multiple of %zu, >= 0\n", v, sizeof(float));
+        return 2;
+      }
+      o.offset_floats = std::size_t(bytes) / sizeof(float);
     } else if (!std::strcmp(argv[i], "--filter")) {
       try {
         o.filter = std::regex(v);

@@ -40,7 +40,7 @@ MhaCase make_case(std::uint64_t seed) {
 
 constexpr double kTolerance = 1e-3;  // max |difference| accepted, outputs are O(1)
 
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+double max_abs_diff(const emha_bench::Floats& a, const emha_bench::Floats& b) {
   double worst = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double d = std::fabs(double(a[i]) - double(b[i]));
@@ -61,7 +61,7 @@ void eigen_forward(const MhaProblem& p, float* y) {
 // Sets the weights, runs forward, forward_reference and Eigen once; prints the deviations.
 bool check_case(const MhaCase& c, double& dev_reference, std::FILE* text) {
   const MhaProblem& p = c.problem;
-  std::vector<float> y(p.seq * p.d_model), y_ref(y.size()), y_eigen(y.size());
+  emha_bench::Floats y(p.seq * p.d_model), y_ref(y.size()), y_eigen(y.size());
   if (c.emha.set_weights(p) != emha::Status::ok || c.emha.forward(p, y.data()) != emha::Status::ok ||
       c.emha.forward_reference(p, y_ref.data()) != emha::Status::ok) {
     std::fprintf(stderr, "%s: emha returned an error\n", c.name.c_str());
@@ -83,7 +83,7 @@ bool check_case(const MhaCase& c, double& dev_reference, std::FILE* text) {
 }
 
 void bm_emha(benchmark::State& state, const MhaCase* c) {
-  std::vector<float> y(c->problem.seq * c->problem.d_model);
+  emha_bench::Floats y(c->problem.seq * c->problem.d_model);
   for (auto _ : state) {
     if (c->emha.forward(c->problem, y.data()) != emha::Status::ok) {
       state.SkipWithError("forward returned an error");
@@ -97,7 +97,7 @@ void bm_emha(benchmark::State& state, const MhaCase* c) {
 }
 
 void bm_eigen(benchmark::State& state, const MhaCase* c) {
-  std::vector<float> y(c->problem.seq * c->problem.d_model);
+  emha_bench::Floats y(c->problem.seq * c->problem.d_model);
   for (auto _ : state) {
     eigen_forward(c->problem, y.data());
     benchmark::DoNotOptimize(y.data());

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "emha/emha.hpp"
 #include "support/random.hpp"
@@ -17,8 +16,8 @@ namespace emha_bench {
 // in_proj, uniform(+-1/sqrt(D)) out_proj), biases and x random too.
 struct MhaProblem {
   std::size_t seq = 0, d_model = 0, heads = 0;
-  std::vector<float> in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias;
-  std::vector<float> x;  // [seq, d_model]
+  Floats in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias;
+  Floats x;  // [seq, d_model]
 
   // FLOP of one forward: projections 2*S*D*3D + 2*S*D*D, scores and P*V 2 * 2*S*S*D
   // (= 8*S*D^2 + 4*S^2*D; softmax and biases not counted).

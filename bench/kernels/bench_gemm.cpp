@@ -64,7 +64,7 @@ bool run_eigen(const GemmShape& s, emha::Trans t, const float* a, const float* b
 }
 
 // Max |x - y| / (k * 1.2e-7 * k): below 1 when within 2*k*eps times sum|a||b| <= k (|a|,|b| <= 1).
-double scaled_deviation(const std::vector<float>& x, const std::vector<float>& y, std::size_t k) {
+double scaled_deviation(const emha_bench::Floats& x, const emha_bench::Floats& y, std::size_t k) {
   // A plain loop: GCC 12 for aarch64 crashes vectorizing an fmax reduction here.
   double worst = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -76,9 +76,9 @@ double scaled_deviation(const std::vector<float>& x, const std::vector<float>& y
 }
 
 void bm_gemm(benchmark::State& state, GemmShape s, emha::Trans t, GemmRun run) {
-  const std::vector<float> a = emha_bench::uniform(s.m * s.k, 1);
-  const std::vector<float> b = emha_bench::uniform(s.n * s.k, 2);
-  std::vector<float> c(s.m * s.n), c_emha(s.m * s.n);
+  const emha_bench::Floats a = emha_bench::uniform(s.m * s.k, 1);
+  const emha_bench::Floats b = emha_bench::uniform(s.n * s.k, 2);
+  emha_bench::Floats c(s.m * s.n), c_emha(s.m * s.n);
   if (!run_emha(s, t, a.data(), b.data(), c_emha.data()) || !run(s, t, a.data(), b.data(), c.data())) {
     state.SkipWithError("GEMM returned an error");
     return;
@@ -97,10 +97,10 @@ void bm_gemm(benchmark::State& state, GemmShape s, emha::Trans t, GemmRun run) {
 
 // gemm_f32_prepacked: B packed once here (outside the timed loop), checked against gemm_f32.
 void bm_gemm_prepacked(benchmark::State& state, GemmShape s, emha::Trans t) {
-  const std::vector<float> a = emha_bench::uniform(s.m * s.k, 1);
-  const std::vector<float> b = emha_bench::uniform(s.n * s.k, 2);
-  std::vector<float> c(s.m * s.n), c_emha(s.m * s.n);
-  std::vector<float> packed(emha::gemm_f32_packed_b_floats(s.n, s.k));
+  const emha_bench::Floats a = emha_bench::uniform(s.m * s.k, 1);
+  const emha_bench::Floats b = emha_bench::uniform(s.n * s.k, 2);
+  emha_bench::Floats c(s.m * s.n), c_emha(s.m * s.n);
+  emha_bench::Floats packed(emha::gemm_f32_packed_b_floats(s.n, s.k));
   const std::size_t ldb = t == emha::Trans::transpose ? s.k : s.n;
   if (emha::gemm_f32_pack_b(s.n, s.k, b.data(), ldb, t, packed.data(), packed.size()) != emha::Status::ok ||
       !run_emha(s, t, a.data(), b.data(), c_emha.data())) {

@@ -49,8 +49,8 @@ void run_eigen(std::size_t rows, std::size_t n, const float* x, float* y) {
 
 void bm_softmax(benchmark::State& state, SoftmaxShape s, SoftmaxRun run) {
   // Scores of a typical magnitude: |scale * x| up to 8.
-  const std::vector<float> x = emha_bench::uniform(s.rows * s.n, 3, -64.0f, 64.0f);
-  std::vector<float> y(x.size()), y_ref(x.size());
+  const emha_bench::Floats x = emha_bench::uniform(s.rows * s.n, 3, -64.0f, 64.0f);
+  emha_bench::Floats y(x.size()), y_ref(x.size());
   run(s.rows, s.n, x.data(), y.data());
   run_emha_ref(s.rows, s.n, x.data(), y_ref.data());
   for (std::size_t i = 0; i < y.size(); ++i) {

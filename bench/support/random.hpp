@@ -3,15 +3,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "support/aligned.hpp"
 
 namespace emha_bench {
 
-// n floats uniform in [lo, hi), from a 64-bit LCG seeded with `seed` (no <random>: its
+// n floats uniform in [lo, hi), cache-line aligned, from a 64-bit LCG seeded with `seed` (no <random>: its
 // distributions differ between standard libraries).
-inline std::vector<float> uniform(std::size_t n, std::uint64_t seed, float lo = -1.0f,
-                                  float hi = 1.0f) {
-  std::vector<float> v(n);
+inline Floats uniform(std::size_t n, std::uint64_t seed, float lo = -1.0f,
+                       float hi = 1.0f) {
+  Floats v(n);
   std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
   for (float& x : v) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
