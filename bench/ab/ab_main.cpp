@@ -143,8 +143,10 @@ bool gemm_case(const Side (&side)[2], const GemmShape& s, int trans_b, int prepa
   AbGemm g[2];
   for (int i = 0; i < 2; ++i) {
     const std::size_t off = i == 1 ? o.offset_floats : 0;
-    a[i].assign(off, 0.0f), a[i].insert(a[i].end(), a_in.begin(), a_in.end());
-    b[i].assign(off, 0.0f), b[i].insert(b[i].end(), b_in.begin(), b_in.end());
+    a[i].assign(off, 0.0f);
+    a[i].insert(a[i].end(), a_in.begin(), a_in.end());
+    b[i].assign(off, 0.0f);
+    b[i].insert(b[i].end(), b_in.begin(), b_in.end());
     c[i].assign(off + s.m * s.n, 0.0f);
     g[i] = AbGemm{s.m, s.n, s.k, trans_b, prepacked, a[i].data() + off, b[i].data() + off, c[i].data() + off};
     std::size_t scratch_bytes = 0, packed_floats = 0;
