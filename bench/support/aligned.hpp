@@ -1,9 +1,10 @@
 #pragma once
 // Benchmark buffers start on a 64-byte cache line, as emha's arena buffers do and as inference
 // runtimes align their tensors. std::vector's malloc gives 16 bytes: then every other 32-byte
-// load or store along a row spans two cache lines, which cost gemm_f32 2-7% on the Zen 4 here
-// (`ab/ab.sh HEAD HEAD --offset-bytes 16`, bench/README.md "Alignment") and would be charged to
-// whichever kernel ran. Every implementation in a benchmark gets the same buffers.
+// load or store along a row spans two cache lines, which cost gemm_f32 1.5-2% in the median and
+// up to 7% on single shapes on the Zen 4 here (`ab/ab.sh HEAD HEAD --offset-bytes 16`,
+// bench/README.md "Alignment"), charged to whichever kernel ran. Every implementation in a
+// benchmark gets the same buffers.
 
 #include <cstddef>
 #include <new>

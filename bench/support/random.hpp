@@ -8,10 +8,9 @@
 
 namespace emha_bench {
 
-// n floats uniform in [lo, hi), cache-line aligned, from a 64-bit LCG seeded with `seed` (no <random>: its
-// distributions differ between standard libraries).
-inline Floats uniform(std::size_t n, std::uint64_t seed, float lo = -1.0f,
-                       float hi = 1.0f) {
+// n floats uniform in [lo, hi), cache-line aligned, from a 64-bit LCG seeded with `seed` (no
+// <random>: its distributions differ between standard libraries).
+inline Floats uniform(std::size_t n, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
   Floats v(n);
   std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
   for (float& x : v) {
