@@ -66,6 +66,22 @@ TEST_CASE("exhaustion returns no_space and leaves the arena as it was") {
   CHECK(empty.allocate_bytes(1, 1, p) == Status::no_space);
 }
 
+TEST_CASE("an element count whose byte size wraps around is no_space, not a short allocation") {
+  emha::StaticArena<256> arena;
+  // (SIZE_MAX / 4 + 2) * 4 wraps to 4 bytes: it must not be taken for a 4-byte request.
+  float* f = reinterpret_cast<float*>(&arena);
+  CHECK(arena.allocate(SIZE_MAX / sizeof(float) + 2, f) == Status::no_space);
+  CHECK(f == nullptr);
+  double* d = reinterpret_cast<double*>(&arena);
+  CHECK(arena.allocate(SIZE_MAX / sizeof(double) + 1, d, 64) == Status::no_space);
+  CHECK(d == nullptr);
+  CHECK(arena.used() == 0);
+  CHECK(arena.high_water() == 0);
+  // The largest count that does not wrap is refused by size alone.
+  CHECK(arena.allocate(SIZE_MAX / sizeof(float), f) == Status::no_space);
+  CHECK(arena.allocate(64, f) == Status::ok);  // and the arena still works
+}
+
 TEST_CASE("reset, marks, scopes and the high-water mark") {
   emha::StaticArena<1024> arena;
   char* p = nullptr;

@@ -63,7 +63,8 @@ AB_EXPORT double ab_gemm_run(const AbGemm* g, const float* packed, void* scratch
   const Clock::time_point t0 = Clock::now();
   for (int i = 0; i < iters; ++i) {
     const emha::Status s =
-        g->prepacked ? emha::gemm_f32_prepacked(g->m, g->n, g->k, g->a, g->k, packed, g->c, g->n)
+        g->prepacked ? emha::gemm_f32_prepacked(g->m, g->n, g->k, g->a, g->k, packed,
+                                                emha::gemm_f32_packed_b_floats(g->n, g->k), g->c, g->n)
                      : emha::gemm_f32(g->m, g->n, g->k, g->a, g->k, g->b, ldb_of(g), trans_of(g),
                                       g->c, g->n, arena);
     if (s != emha::Status::ok) return -1.0;

@@ -108,7 +108,8 @@ void bm_gemm_prepacked(benchmark::State& state, GemmShape s, emha::Trans t) {
     return;
   }
   const auto run = [&] {
-    return emha::gemm_f32_prepacked(s.m, s.n, s.k, a.data(), s.k, packed.data(), c.data(), s.n);
+    return emha::gemm_f32_prepacked(s.m, s.n, s.k, a.data(), s.k, packed.data(), packed.size(),
+                                    c.data(), s.n);
   };
   if (run() != emha::Status::ok || scaled_deviation(c, c_emha, s.k) > 1.0) {
     state.SkipWithError("gemm_f32_prepacked differs from gemm_f32");

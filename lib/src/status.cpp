@@ -10,6 +10,7 @@ const char* to_string(Status s) noexcept {
     case Status::too_long: return "too_long";
     case Status::size_mismatch: return "size_mismatch";
     case Status::no_space: return "no_space";
+    case Status::overlap: return "overlap";
   }
   return "unknown";
 }

@@ -69,8 +69,8 @@ void check_gemm(const GemmCase& t, std::uint64_t seed) {
   // Pre-packed B: the same blocks in the same order, so bit-identical to gemm_f32.
   std::vector<float> packed(emha::gemm_f32_packed_b_floats(t.n, t.k)), c_pre = c0;
   REQUIRE(emha::gemm_f32_pack_b(t.n, t.k, b.data(), ldb, t.trans, packed.data(), packed.size()) == Status::ok);
-  REQUIRE(emha::gemm_f32_prepacked(t.m, t.n, t.k, a.data(), lda, packed.data(), c_pre.data(), ldc,
-                                   opt) == Status::ok);
+  REQUIRE(emha::gemm_f32_prepacked(t.m, t.n, t.k, a.data(), lda, packed.data(), packed.size(),
+                                   c_pre.data(), ldc, opt) == Status::ok);
   std::size_t bad = 0;
   for (std::size_t i = 0; i < c.size(); ++i) bad += !(c_pre[i] == c[i] || (std::isnan(c[i]) && std::isnan(c_pre[i])));
   for (std::size_t i = 0; i < t.m; ++i) {
@@ -218,6 +218,23 @@ TEST_CASE("gemm_f32_pack_b refuses a buffer below gemm_f32_packed_b_floats' need
   CHECK(s == Status::size_mismatch);
   packed.resize(emha::gemm_f32_packed_b_floats(33, 40));
   CHECK(emha::gemm_f32_pack_b(33, 40, b.data(), 40, Trans::transpose, packed.data(), packed.size()) == Status::ok);
+}
+
+TEST_CASE("gemm_f32_prepacked refuses a packed buffer shorter than its panels, C untouched") {
+  // n = 64 is a multiple of every build's NR, so the panels of op(B) [k x n] are exactly k * n
+  // floats here; one float fewer must be refused, not read past its end.
+  constexpr std::size_t m = 5, n = 64, k = 600;  // k past gemm_kc: two k blocks
+  const auto a = emha::test::uniform(m * k, 1), b = emha::test::uniform(k * n, 2);
+  std::vector<float> packed(emha::gemm_f32_packed_b_floats(n, k));
+  REQUIRE(emha::gemm_f32_pack_b(n, k, b.data(), n, Trans::none, packed.data(), packed.size()) == Status::ok);
+  std::vector<float> c(m * n, 42.0f);
+  for (std::size_t floats : {std::size_t(0), std::size_t(1), k * n - 1}) {
+    CHECK(emha::gemm_f32_prepacked(m, n, k, a.data(), k, packed.data(), floats, c.data(), n) ==
+          Status::size_mismatch);
+  }
+  for (float x : c) REQUIRE(x == 42.0f);
+  CHECK(emha::gemm_f32_prepacked(m, n, k, a.data(), k, packed.data(), k * n, c.data(), n) == Status::ok);
+  CHECK(c[0] != 42.0f);
 }
 
 TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -100,6 +101,19 @@ TEST_CASE("mask definitions") {
     emha::mask_causal_f32(3, 5, 2, s.data(), 5);
     const float want[15] = {1, 1, 1, ninf, ninf, 1, 1, 1, 1, ninf, 1, 1, 1, 1, 1};
     for (int i = 0; i < 15; ++i) CHECK(s[i] == want[i]);
+  }
+  SUBCASE("causal at the ends of ptrdiff_t's range: all keys visible, or none (no overflow)") {
+    constexpr std::ptrdiff_t big = PTRDIFF_MAX, small = PTRDIFF_MIN;
+    for (std::ptrdiff_t diagonal : {big, big - 1, small, small + 1}) {
+      const float want = diagonal > 0 ? 1.0f : ninf;
+      std::vector<float> s(3 * 4, 1.0f), r = s;
+      emha::mask_causal_f32(3, 4, diagonal, s.data(), 4);
+      emha::mask_causal_f32_ref(3, 4, diagonal, r.data(), 4);
+      for (int i = 0; i < 12; ++i) {
+        CHECK(s[i] == want);
+        CHECK(r[i] == want);
+      }
+    }
   }
   SUBCASE("key padding by length and by flags agree") {
     std::vector<float> a(2 * 6, 0.5f), b = a;

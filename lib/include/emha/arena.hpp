@@ -26,9 +26,12 @@ class ArenaRef {
       : base_(static_cast<std::byte*>(base)), capacity_(base ? capacity : 0) {}
 
   // `out` = `count` elements of T aligned to `align` (a power of two >= alignof(T)).
-  // Returns no_space, and leaves `out` null and the arena unchanged, when they do not fit.
+  // Returns no_space, and leaves `out` null and the arena unchanged, when they do not fit
+  // (count * sizeof(T) past SIZE_MAX included: that never fits).
   template <class T>
   Status allocate(std::size_t count, T*& out, std::size_t align = alignof(T)) noexcept {
+    out = nullptr;
+    if (count > SIZE_MAX / sizeof(T)) return Status::no_space;
     void* p = nullptr;
     const Status s = allocate_bytes(count * sizeof(T), align < alignof(T) ? alignof(T) : align, p);
     out = static_cast<T*>(p);
@@ -49,6 +52,8 @@ class ArenaRef {
     return Status::ok;
   }
 
+  // The arena's first byte (null for an empty view) and its size in bytes.
+  const void* base() const noexcept { return base_; }
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t used() const noexcept { return used_; }
   std::size_t available() const noexcept { return capacity_ - used_; }

@@ -12,6 +12,7 @@ enum class Status : std::uint8_t {
   too_long,          // a sequence length or batch is above the compile-time maximum
   size_mismatch,     // a caller buffer holds fewer elements than the shapes need
   no_space,          // an arena cannot satisfy the request
+  overlap,           // an output buffer shares bytes with an input, another output or the arena
 };
 
 // A short constant name ("ok", "too_long", ...) for logs; never null.

@@ -41,13 +41,21 @@ MaskView<T> mask_view(const MhaDims& d, const AttentionShape& sh, MaskShape m, c
   return {data, sh.seq_kv, 0, 0};
 }
 
+// masks.causal_offset clamped to S_kv. Key j < S_kv is masked for query i when j > i + offset:
+// every offset >= S_kv - 1 masks nothing, so the clamp changes no result, and it keeps the sums
+// below (offset + q0 + rows, the signed diagonal of a tile) far from overflow for any size_t
+// the caller passes (SIZE_MAX included).
+inline std::size_t causal_offset(const AttentionMasks& m, const AttentionShape& sh) noexcept {
+  return m.causal_offset < sh.seq_kv ? m.causal_offset : sh.seq_kv;
+}
+
 // Every mask of (batch b, head h) on the score block of queries [q0, q0 + rows) and keys
 // [k0, k0 + cols), stored s[rows x cols] with row stride lds.
 inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
                         std::size_t b, std::size_t h, std::size_t q0, std::size_t k0,
                         std::size_t rows, std::size_t cols, float* s, std::size_t lds) noexcept {
   if (m.causal)
-    mask_causal_f32(rows, cols, std::ptrdiff_t(m.causal_offset + q0) - std::ptrdiff_t(k0), s, lds);
+    mask_causal_f32(rows, cols, std::ptrdiff_t(causal_offset(m, sh) + q0) - std::ptrdiff_t(k0), s, lds);
   if (m.key_lengths.data) {
     const std::size_t len = m.key_lengths.data[b];
     mask_key_valid_f32(rows, cols, len > k0 ? len - k0 : 0, s, lds);
@@ -118,8 +126,8 @@ Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOpt
       f.row_sum[i] = 0.0f;
     }
     // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
-    const std::size_t k_end = o.masks.causal && o.masks.causal_offset + q0 + bq < skv
-                                  ? o.masks.causal_offset + q0 + bq : skv;
+    const std::size_t causal_end = causal_offset(o.masks, sh) + q0 + bq;
+    const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
     for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
       const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
       EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld, in.ld, in.k + k0 * in.ld, in.ld,

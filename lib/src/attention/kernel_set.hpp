@@ -16,9 +16,9 @@ struct SimdKernels {
     return gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
   }
   static Status gemm_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
-                               std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
-                               const GemmOptions& o) noexcept {
-    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, c, ldc, o);
+                               std::size_t lda, const float* packed_b, std::size_t packed_floats,
+                               float* c, std::size_t ldc, const GemmOptions& o) noexcept {
+    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, packed_floats, c, ldc, o);
   }
   static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds) noexcept {
     softmax_f32(rows, n, s, lds, s, lds);
@@ -42,7 +42,7 @@ struct RefKernels {
   }
   // The reference path always reads the weights in place (it is given no packed weights).
   static Status gemm_prepacked(std::size_t, std::size_t, std::size_t, const float*, std::size_t,
-                               const float*, float*, std::size_t,
+                               const float*, std::size_t, float*, std::size_t,
                                const GemmOptions&) noexcept {
     return Status::invalid_argument;
   }

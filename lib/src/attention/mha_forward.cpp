@@ -34,12 +34,16 @@ struct InProj {
   std::size_t ld[3];
   const float* bias[3];
   const float* packed[3];  // gemm_f32_pack_b panels of W_i^T, or null
+  std::size_t packed_floats[3];
 };
 
 InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) noexcept {
   const std::size_t dd = d.d_model * d.d_model;
   InProj p{};
-  for (int i = 0; i < 3; ++i) p.packed[i] = packed.w[i];
+  for (int i = 0; i < 3; ++i) {
+    p.packed[i] = packed.w[i];
+    p.packed_floats[i] = packed.floats[i];
+  }
   if (d.same_embed_dim()) {
     for (int i = 0; i < 3; ++i) {
       p.w[i] = w.in_proj_weight.data + i * dd;
@@ -66,7 +70,8 @@ Status project(const MhaDims& d, const InProj& p, int first, int count, Rows<con
   const std::size_t ldqkv = 3 * d.d_model;
   if (p.packed[first])
     return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, p.packed[first],
-                             qkv + first * d.d_model, ldqkv, GemmOptions{1.0f, 0.0f, p.bias[first]});
+                             p.packed_floats[first], qkv + first * d.d_model, ldqkv,
+                             GemmOptions{1.0f, 0.0f, p.bias[first]});
   return K::gemm(rows, count * d.d_model, p.ld[first], x.p, x.ld, p.w[first], p.ld[first],
                   Trans::transpose, qkv + first * d.d_model, ldqkv, arena,
                   GemmOptions{1.0f, 0.0f, p.bias[first]});
@@ -90,7 +95,7 @@ template <class K>
 Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
                     const AttentionShape& sh, Span<const float> query, Span<const float> key,
                     Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
-  EMHA_TRY(mha_check_call(d, arena, sh, query, key, value, out, o));
+  EMHA_TRY(mha_check_call(d, w, arena, sh, query, key, value, out, o));
 
   ArenaScope scope(arena);
   const std::size_t D = d.d_model, dk = d.d_k(), sq = sh.seq_q, skv = sh.seq_kv;
@@ -141,7 +146,7 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
     const Rows<float> y = rows_of(out.data, b, sq, D, sh);
     const GemmOptions out_bias{1.0f, 0.0f, d.bias ? w.out_proj_bias.data : nullptr};
     if (packed.w[3]) {
-      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], y.p, y.ld, out_bias));
+      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], packed.floats[3], y.p, y.ld, out_bias));
     } else {
       EMHA_TRY(K::gemm(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose, y.p, y.ld,
                        arena, out_bias));
@@ -164,6 +169,7 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
     if (gemm_f32_pack_b(D, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
       return MhaPacked{};
     out.w[i] = packed;
+    out.floats[i] = floats;
     packed += floats;
   }
   return out;

@@ -1,7 +1,13 @@
 // Input validation of MultiHeadAttention: everything is checked before the first write, so an
 // error leaves the caller's outputs untouched.
+//
+// One rule for every span, in set_weights() and forward() alike: a span is absent when it is
+// {nullptr, 0}; any other span is given, and a given span with a null pointer is null_pointer.
+// A required span that is absent is null_pointer too; an optional one is simply not used; one
+// the configuration has no use for must be absent (invalid_argument).
 
 #include <cmath>
+#include <cstdint>
 
 #include "attention/mha_validate.hpp"
 #include "attention/return_on_error.hpp"
@@ -9,11 +15,29 @@
 namespace emha::detail {
 namespace {
 
-// Span present with at least `n` elements (an empty span counts as absent).
+template <class T>
+bool given(Span<T> s) noexcept {
+  return s.data != nullptr || s.size != 0;
+}
+
+// Required span with at least `n` elements.
 template <class T>
 Status check_span(Span<T> s, std::size_t n) noexcept {
   if (!s.data) return Status::null_pointer;
   return s.size < n ? Status::size_mismatch : Status::ok;
+}
+
+// Optional span: absent, or as check_span.
+template <class T>
+Status check_optional(Span<T> s, std::size_t n) noexcept {
+  return given(s) ? check_span(s, n) : Status::ok;
+}
+
+// A span the configuration does not use: absent, else null_pointer or invalid_argument.
+template <class T>
+Status check_unused(Span<T> s) noexcept {
+  if (!given(s)) return Status::ok;
+  return s.data ? Status::invalid_argument : Status::null_pointer;
 }
 
 // Weight span present with exactly `n` elements.
@@ -22,35 +46,84 @@ Status check_weight(Span<const float> s, std::size_t n) noexcept {
   return s.size != n ? Status::size_mismatch : Status::ok;
 }
 
+bool valid(Layout l) noexcept { return l == Layout::batch_first || l == Layout::seq_first; }
+bool valid(MaskShape m) noexcept {
+  return m == MaskShape::shared || m == MaskShape::per_head || m == MaskShape::per_batch_head;
+}
+
 std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape m) noexcept {
   const std::size_t block = sh.seq_q * sh.seq_kv;
-  switch (m) {
-    case MaskShape::shared: return block;
-    case MaskShape::per_head: return d.heads * block;
-    case MaskShape::per_batch_head: return sh.batch * d.heads * block;
-  }
+  if (m == MaskShape::per_head) return d.heads * block;
+  if (m == MaskShape::per_batch_head) return sh.batch * d.heads * block;
   return block;
 }
 
 Status check_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m) noexcept {
-  if (m.key_ignored.data || m.key_ignored.size) EMHA_TRY(check_span(m.key_ignored, sh.batch * sh.seq_kv));
-  if (m.key_lengths.data || m.key_lengths.size) {
-    EMHA_TRY(check_span(m.key_lengths, sh.batch));
-    for (std::size_t b = 0; b < sh.batch; ++b)
-      if (m.key_lengths.data[b] > sh.seq_kv) return Status::invalid_argument;
-  }
+  if (!valid(m.attn_mask_shape)) return Status::invalid_argument;
+  EMHA_TRY(check_optional(m.key_ignored, sh.batch * sh.seq_kv));
+  EMHA_TRY(check_optional(m.key_lengths, sh.batch));
+  for (std::size_t b = 0; m.key_lengths.data && b < sh.batch; ++b)
+    if (m.key_lengths.data[b] > sh.seq_kv) return Status::invalid_argument;
   const std::size_t n = mask_elements(d, sh, m.attn_mask_shape);
-  if (m.attn_masked.data || m.attn_masked.size) EMHA_TRY(check_span(m.attn_masked, n));
-  if (m.attn_additive.data || m.attn_additive.size) EMHA_TRY(check_span(m.attn_additive, n));
+  EMHA_TRY(check_optional(m.attn_masked, n));
+  return check_optional(m.attn_additive, n);
+}
+
+// The bytes [begin, end) that forward() reads or writes of a span: its first `n` elements
+// (all of it for weights and the arena). Empty when the span is absent.
+struct Bytes {
+  std::uintptr_t begin, end;
+};
+template <class T>
+Bytes bytes_of(const T* p, std::size_t n) noexcept {
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  return p ? Bytes{b, b + n * sizeof(T)} : Bytes{0, 0};
+}
+bool overlap(Bytes a, Bytes b) noexcept {
+  return a.begin < a.end && b.begin < b.end && a.begin < b.end && b.begin < a.end;
+}
+
+// An output that shares a byte with anything forward() reads, or with the other output or the
+// arena, would be read after it was written (a later sequence's inputs, masks or weights) or
+// overwrite scratch in use.
+Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
+                        const AttentionShape& sh, Span<const float> q, Span<const float> k,
+                        Span<const float> v, Span<float> out, const ForwardOptions& o) noexcept {
+  const AttentionMasks& m = o.masks;
+  const std::size_t mask_n = mask_elements(d, sh, m.attn_mask_shape);
+  const Bytes reads[] = {
+      bytes_of(q.data, sh.batch * sh.seq_q * d.d_model),
+      bytes_of(k.data, sh.batch * sh.seq_kv * d.kdim),
+      bytes_of(v.data, sh.batch * sh.seq_kv * d.vdim),
+      bytes_of(m.key_ignored.data, sh.batch * sh.seq_kv),
+      bytes_of(m.key_lengths.data, sh.batch),
+      bytes_of(m.attn_masked.data, mask_n),
+      bytes_of(m.attn_additive.data, mask_n),
+      bytes_of(w.in_proj_weight.data, w.in_proj_weight.size),
+      bytes_of(w.q_proj_weight.data, w.q_proj_weight.size),
+      bytes_of(w.k_proj_weight.data, w.k_proj_weight.size),
+      bytes_of(w.v_proj_weight.data, w.v_proj_weight.size),
+      bytes_of(w.in_proj_bias.data, w.in_proj_bias.size),
+      bytes_of(w.out_proj_weight.data, w.out_proj_weight.size),
+      bytes_of(w.out_proj_bias.data, w.out_proj_bias.size),
+      bytes_of(static_cast<const unsigned char*>(arena.base()), arena.capacity()),
+  };
+  const Bytes y = bytes_of(out.data, sh.batch * sh.seq_q * d.d_model);
+  const std::size_t per_batch = sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads);
+  const Bytes p = bytes_of(o.attn_weights.data, sh.batch * per_batch);
+  if (overlap(y, p)) return Status::overlap;
+  for (const Bytes& r : reads)
+    if (overlap(y, r) || overlap(p, r)) return Status::overlap;
   return Status::ok;
 }
 
 }  // namespace
 
-Status mha_check_call(const MhaDims& d, const ArenaRef& arena, const AttentionShape& sh,
-                  Span<const float> q, Span<const float> k, Span<const float> v, Span<float> out,
-                  const ForwardOptions& o) noexcept {
+Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
+                      const AttentionShape& sh, Span<const float> q, Span<const float> k,
+                      Span<const float> v, Span<float> out, const ForwardOptions& o) noexcept {
   if (sh.seq_q == 0 || sh.seq_kv == 0 || sh.batch == 0) return Status::invalid_argument;
+  if (!valid(sh.layout)) return Status::invalid_argument;
   if (sh.seq_q > d.max_seq_q || sh.seq_kv > d.max_seq_kv || sh.batch > d.max_batch)
     return Status::too_long;
   if (!std::isfinite(o.scale)) return Status::invalid_argument;
@@ -58,23 +131,23 @@ Status mha_check_call(const MhaDims& d, const ArenaRef& arena, const AttentionSh
   EMHA_TRY(check_span(k, sh.batch * sh.seq_kv * d.kdim));
   EMHA_TRY(check_span(v, sh.batch * sh.seq_kv * d.vdim));
   EMHA_TRY(check_span(out, sh.batch * sh.seq_q * d.d_model));
-  if (o.attn_weights.data || o.attn_weights.size) {
-    const std::size_t per_batch = sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads);
-    EMHA_TRY(check_span(o.attn_weights, sh.batch * per_batch));
-  }
+  const std::size_t per_batch = sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads);
+  EMHA_TRY(check_optional(o.attn_weights, sh.batch * per_batch));
   EMHA_TRY(check_masks(d, sh, o.masks));
   if (o.attn_weights.data && !d.weights) return Status::invalid_argument;
+  EMHA_TRY(check_no_overlap(d, w, arena, sh, q, k, v, out, o));
   if (arena.available() < mha_arena_bytes(d)) return Status::no_space;
   return Status::ok;
 }
 
-
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
   if (d.same_embed_dim()) {
-    if (w.q_proj_weight.data || w.k_proj_weight.data || w.v_proj_weight.data) return Status::invalid_argument;
+    EMHA_TRY(check_unused(w.q_proj_weight));
+    EMHA_TRY(check_unused(w.k_proj_weight));
+    EMHA_TRY(check_unused(w.v_proj_weight));
     EMHA_TRY(check_weight(w.in_proj_weight, 3 * d.d_model * d.d_model));
   } else {
-    if (w.in_proj_weight.data) return Status::invalid_argument;
+    EMHA_TRY(check_unused(w.in_proj_weight));
     EMHA_TRY(check_weight(w.q_proj_weight, d.d_model * d.d_model));
     EMHA_TRY(check_weight(w.k_proj_weight, d.d_model * d.kdim));
     EMHA_TRY(check_weight(w.v_proj_weight, d.d_model * d.vdim));
@@ -82,11 +155,10 @@ Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
   EMHA_TRY(check_weight(w.out_proj_weight, d.d_model * d.d_model));
   if (d.bias) {
     EMHA_TRY(check_weight(w.in_proj_bias, 3 * d.d_model));
-    EMHA_TRY(check_weight(w.out_proj_bias, d.d_model));
-  } else if (w.in_proj_bias.data || w.out_proj_bias.data) {
-    return Status::invalid_argument;
+    return check_weight(w.out_proj_bias, d.d_model);
   }
-  return Status::ok;
+  EMHA_TRY(check_unused(w.in_proj_bias));
+  return check_unused(w.out_proj_bias);
 }
 
 }  // namespace emha::detail

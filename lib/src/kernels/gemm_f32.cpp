@@ -151,6 +151,7 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
                 ArenaRef& scratch, const GemmOptions& o) noexcept {
   if (m == 0 || n == 0) return Status::ok;
   if (!c || (k != 0 && (!a || !b))) return Status::null_pointer;
+  EMHA_ASSERT(trans_b == Trans::none || trans_b == Trans::transpose);
   EMHA_ASSERT(lda >= k && ldc >= n && ldb >= (trans_b == Trans::none ? n : k));
   if (k == 0) {
     gemm_no_k(m, n, c, ldc, o);
@@ -172,9 +173,10 @@ Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t
                        float* packed, std::size_t packed_floats) noexcept {
   if (n == 0 || k == 0) return Status::ok;
   if (!b || !packed) return Status::null_pointer;
+  EMHA_ASSERT(trans_b == Trans::none || trans_b == Trans::transpose);
   EMHA_ASSERT(ldb >= (trans_b == Trans::none ? n : k));
   const std::size_t n_padded = gemm_round_up(n, gemm_nr);
-  if (packed_floats < n_padded * k) return Status::size_mismatch;
+  if (packed_floats / k < n_padded) return Status::size_mismatch;
   for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
     const std::size_t kc = gemm_min(gemm_kc, k - pc);
     pack_b(kc, n, op_b_at(b, ldb, trans_b, pc, 0), ldb, trans_b, packed + pc * n_padded);
@@ -183,10 +185,11 @@ Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t
 }
 
 Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
-                          std::size_t lda, const float* packed_b, float* c, std::size_t ldc,
-                          const GemmOptions& o) noexcept {
+                          std::size_t lda, const float* packed_b, std::size_t packed_floats,
+                          float* c, std::size_t ldc, const GemmOptions& o) noexcept {
   if (m == 0 || n == 0) return Status::ok;
   if (!c || (k != 0 && (!a || !packed_b))) return Status::null_pointer;
+  if (k != 0 && packed_floats / k < gemm_round_up(n, gemm_nr)) return Status::size_mismatch;
   EMHA_ASSERT(lda >= k && ldc >= n);
   if (k == 0) {
     gemm_no_k(m, n, c, ldc, o);

@@ -12,15 +12,26 @@ void fill_neg_inf(float* s, std::size_t count) noexcept {
   for (std::size_t j = 0; j < count; ++j) s[j] = mask_neg_inf;
 }
 
+// First masked key of row i, i + diagonal + 1 clamped to [0, cols], without a signed sum that
+// could overflow (diagonal may be anywhere in ptrdiff_t's range).
+std::size_t first_causal_masked(std::size_t i, std::ptrdiff_t diagonal, std::size_t cols) noexcept {
+  if (diagonal >= 0) {
+    const std::size_t d = static_cast<std::size_t>(diagonal);
+    return d >= cols || i >= cols - d - 1 ? cols : i + d + 1;
+  }
+  const std::size_t behind = static_cast<std::size_t>(-(diagonal + 1)) + 1;  // -diagonal
+  const std::size_t first = i >= behind ? i - behind + 1 : 0;
+  return first < cols ? first : cols;
+}
+
 }  // namespace
 
 void mask_causal_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float* s,
                      std::size_t lds) noexcept {
   EMHA_ASSERT(rows == 0 || (s && lds >= cols));
   for (std::size_t i = 0; i < rows; ++i) {
-    const std::ptrdiff_t first = std::ptrdiff_t(i) + diagonal + 1;  // first masked key of row i
-    const std::size_t from = first < 0 ? 0 : std::size_t(first);
-    if (from < cols) fill_neg_inf(s + i * lds + from, cols - from);
+    const std::size_t from = first_causal_masked(i, diagonal, cols);
+    fill_neg_inf(s + i * lds + from, cols - from);
   }
 }
 

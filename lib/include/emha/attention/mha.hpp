@@ -78,6 +78,8 @@ class MultiHeadAttention {
   // Takes the weights (kept by pointer: they must outlive this object). Returns null_pointer or
   // size_mismatch when a needed span is missing or not exactly its size, invalid_argument when
   // the wrong form is given (in_proj_weight for kdim/vdim != d_model, or biases with bias off).
+  // A span is absent only as {nullptr, 0}: {nullptr, n} is null_pointer wherever it appears, as
+  // in forward(). On an error the weights set before (if any) stay in use.
   Status set_weights(const MhaWeights& w) noexcept {
     const Status s = detail::mha_check_weights(dims, w);
     if (s == Status::ok) {
@@ -91,12 +93,15 @@ class MultiHeadAttention {
   // out = MHA(query, key, value), exactly as torch.nn.MultiheadAttention.forward in eval mode.
   //   query: [B, S_q, d_model] or [S_q, B, d_model] (shape.layout), key: [.., S_kv, kdim],
   //   value: [.., S_kv, vdim], out: like query. Row-major; spans hold at least that many floats;
-  //   self-attention may pass the same span three times; out must not overlap the inputs.
+  //   self-attention may pass the same span three times.
   // Without attn_weights the fused (flash-attention) path runs; with them, the unfused one.
   // Errors (nothing written to out or attn_weights): invalid_argument (no weights, a zero size,
-  // a key length > S_kv, attn_weights with Config::attention_weights off), too_long (S_q, S_kv
-  // or B above the Config maxima), null_pointer, size_mismatch (a span too small), no_space (a
-  // caller arena smaller than arena_bytes).
+  // a key length > S_kv, attn_weights with Config::attention_weights off, a Layout or MaskShape
+  // outside its enumerators, a scale that is not finite), too_long (S_q, S_kv or B above the
+  // Config maxima), null_pointer (a required span, or a given one, with a null pointer),
+  // size_mismatch (a span too small), overlap (out or attn_weights sharing a byte with an input,
+  // a mask, the weights, each other or a caller's arena), no_space (a caller arena smaller than
+  // arena_bytes). Any causal_offset is exact: from S_kv - 1 up to SIZE_MAX it masks nothing.
   Status forward(const AttentionShape& shape, Span<const float> query, Span<const float> key,
                  Span<const float> value, Span<float> out,
                  const ForwardOptions& options = {}) noexcept {

@@ -23,9 +23,10 @@ struct MhaDims {
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
-// Pre-packed projection weights (gemm_f32_pack_b panels of W^T), or all null.
+// Pre-packed projection weights (gemm_f32_pack_b panels of W^T) and their sizes, or all null.
 struct MhaPacked {
-  const float* w[4];  // W_q, W_k, W_v, W_out
+  const float* w[4];      // W_q, W_k, W_v, W_out
+  std::size_t floats[4];  // floats of each
 };
 
 // Floats of the four packed matrices: W_q^T [d_model x d_model], W_k^T [kdim x d_model],

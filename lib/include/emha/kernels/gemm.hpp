@@ -87,9 +87,12 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k,
 Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t ldb, Trans trans_b,
                        float* packed, std::size_t packed_floats) noexcept;
 
-// gemm_f32 with op(B) already packed by gemm_f32_pack_b(n, k, ...): no scratch, no packing.
+// gemm_f32 with op(B) already packed by gemm_f32_pack_b(n, k, ...) of this build: no scratch, no
+// packing. `packed_floats` is the size of packed_b: size_mismatch (C untouched) when it holds
+// fewer floats than the panels of op(B) [k x n] take (gemm_f32_packed_b_floats(n, k) always do).
 Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k,
-                          const float* a, std::size_t lda, const float* packed_b,
+                          const float* a, std::size_t lda,
+                          const float* packed_b, std::size_t packed_floats,
                           float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept;
 
 }  // namespace emha

@@ -7,11 +7,16 @@
 
 namespace emha {
 
+// j > i + diagonal, compared without forming i + diagonal (which can overflow ptrdiff_t).
 inline void mask_causal_f32_ref(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal,
                                 float* s, std::size_t lds) noexcept {
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j)
-      if (std::ptrdiff_t(j) > std::ptrdiff_t(i) + diagonal) s[i * lds + j] = mask_neg_inf;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const bool masked = diagonal >= 0
+                              ? j > i && j - i > static_cast<std::size_t>(diagonal)
+                              : j > i || i - j < static_cast<std::size_t>(-(diagonal + 1)) + 1;
+      if (masked) s[i * lds + j] = mask_neg_inf;
+    }
 }
 
 inline void mask_key_valid_f32_ref(std::size_t rows, std::size_t cols, std::size_t valid,
