@@ -3,6 +3,7 @@
 # and runs every configuration; stops with a non-zero status at the first failure.
 #   EMHA_BUILD_ROOT  where build trees go (default: build/)
 #   EMHA_JOBS        parallel build jobs (default: nproc)
+#   EMHA_FUZZ_SECONDS  how long the fuzz target runs (default: 90)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -33,6 +34,9 @@ if grep -qw avx512bw /proc/cpuinfo; then
 else
   step "native-avx512: skipped, this CPU has no AVX-512BW"
 fi
+
+step "fuzz: forward, set_weights and the arena under libFuzzer + ASan + UBSan (tests/fuzz)"
+bash tests/fuzz/run.sh "${EMHA_FUZZ_SECONDS:-90}" "$out"
 
 step "lib/ with -fno-exceptions -fno-rtti, and a consumer built the same way"
 cmake -S "$root" -B "$out/no-exceptions" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
