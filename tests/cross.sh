@@ -10,9 +10,10 @@
 #     aarch64 (cortex-a72), armv7 + NEON (cortex-a7), armv6 without NEON (the scalar path).
 #   Google Benchmark binaries (bench/) for aarch64 and armv7: built, each run once briefly.
 #   Cortex-M4/M7/M55 on qemu-system-arm (toolchains/cortex-m*.cmake, tests/firmware): the test
-#     firmware, the heap gate's negative links, the footprint probes, the device benchmarks,
-#     then arm-none-eabi-size of the images; and for M4 the installed package: tests/consumer as
-#     a firmware built from it alone.
+#     firmware, the heap gate's negative links, the footprint probes, the device benchmarks, the
+#     stack budget (worst case per public entry point, <= 1 KiB, checked against the firmware's
+#     painted-stack measurement), then arm-none-eabi-size of the images; and for M4 the installed
+#     package: tests/consumer as a firmware built from it alone.
 # qemu runs about 1e8 floating-point operations per second: everything here stays small, and
 # no timing printed here says anything about a real board.
 set -euo pipefail
@@ -108,6 +109,10 @@ cortex_m() {
   sed -nE 's/^[0-9]+: //p' "$log" |
     grep -vE '^(Test command|Working Directory|Test timeout|\[ *[0-9]+%\]|gmake|collect2|/usr/)' || true
   grep -E 'tests passed' "$log"
+  step "$name: worst-case stack of the public entry points (tests/firmware/stack_budget.py)"
+  python3 "$root/tests/firmware/stack_budget.py" --limit 1024 --elf "$dir/emha_firmware.elf" \
+    --measured-log "$log" "$dir/emha/lib/CMakeFiles/emha.dir" |
+    grep -E 'limit|mha_forward|gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured'
   step "$name: image sizes (bytes; flash = text + data, RAM = data + bss, stack included)"
   arm-none-eabi-size "$dir/emha_firmware.elf" "$dir/emha_footprint_baseline.elf" \
     "$dir/emha_footprint_mha.elf" "$dir/bench-device/emha_device_bench.elf"

@@ -14,6 +14,7 @@
 #include "attention/fixture_support.hpp"
 #include "fixtures/all.hpp"
 #include "runner.hpp"
+#include "stack_probe.hpp"
 
 namespace fw {
 namespace {
@@ -61,6 +62,7 @@ alignas(64) unsigned char g_object[largest<ObjectBytes>];
 float g_out[largest<OutFloats> + 2 * guard];
 float g_weights[largest<WeightFloats> + 2 * guard];
 std::size_t g_lengths[largest<Batch>];
+std::size_t g_forward_stack = 0;  // the most stack any forward() took, painted and measured
 
 void fill_guarded(float* buf, std::size_t n) {
   for (std::size_t i = 0; i < n + 2 * guard; ++i) buf[i] = sentinel;
@@ -95,9 +97,24 @@ void run_parity(bool use_lengths) {
   const auto v = emha::test::span_of(F::value);
   const emha::Span<float> out{g_out + guard, out_n};
   emha::Status status = mha.set_weights(emha::test::fixture_weights<F>());
-  if (status == emha::Status::ok)
-    status = F::self_attention ? mha.forward(emha::test::fixture_shape<F>(), q, q, q, out, opt)
-                               : mha.forward(emha::test::fixture_shape<F>(), q, k, v, out, opt);
+  // forward() through a trampoline whose stack is measured (stack_probe.hpp).
+  struct Call {
+    M& mha;
+    const emha::Span<const float> q, k, v;
+    const emha::Span<float> out;
+    const emha::ForwardOptions& opt;
+    emha::Status status;
+  } call{mha, q, F::self_attention ? q : k, F::self_attention ? q : v, out, opt, status};
+  if (status == emha::Status::ok) {
+    const std::size_t used = stack_bytes_used(
+        [](void* p) {
+          Call& c = *static_cast<Call*>(p);
+          c.status = c.mha.forward(emha::test::fixture_shape<F>(), c.q, c.k, c.v, c.out, c.opt);
+        },
+        &call);
+    status = call.status;
+    if (used > g_forward_stack) g_forward_stack = used;
+  }
 
   const double tol = emha::test::fixture_tolerance<F>();
   const double out_err = emha::test::max_scaled_error(g_out + guard, F::out, out_n);
@@ -127,6 +144,10 @@ void test_parity() {
   run_all(static_cast<Fixtures*>(nullptr));
   Line() << "  " << std::tuple_size_v<Fixtures> << " fixtures; arena " << static_cast<unsigned>(sizeof(g_arena))
          << " bytes, object slot " << static_cast<unsigned>(sizeof(g_object)) << " bytes";
+  // The measured high-water of every forward above, its trampoline included: stack_budget.py
+  // reads this line and checks it against its own bound for the same call.
+  Line() << "  stack: forward used at most " << static_cast<unsigned>(g_forward_stack) << " bytes (measured)";
+  check(g_forward_stack > 0, "the stack probe saw forward() run");
 }
 
 }  // namespace fw

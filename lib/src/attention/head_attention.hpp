@@ -91,8 +91,11 @@ inline void store_weights(const MhaDims& d, const AttentionShape& sh, const Forw
   }
 }
 
+// Both paths are kept out of the forward pass's frame ([[gnu::noinline]]): inlined, their locals
+// and spills made mha_forward's frame 430 bytes on Cortex-M, on top of every GEMM below it
+// (tests/firmware/stack_budget.py); out of line, only the path that runs is on the stack.
 template <class K>
-Status attend_unfused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+[[gnu::noinline]] Status attend_unfused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                       std::size_t b, std::size_t h, const HeadInputs& in, float scale,
                       float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k();
@@ -113,7 +116,7 @@ struct FusedScratch {
 };
 
 template <class K>
-Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+[[gnu::noinline]] Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                     std::size_t b, std::size_t h, const HeadInputs& in, float scale,
                     const FusedScratch& f, const HeadOutput& out, ArenaRef& arena) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();

@@ -61,9 +61,8 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) n
   return p;
 }
 
-// qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count): blocks that share
-// one input are one GEMM (self-attention: all three; key == value: K and V) unless the weights
-// are pre-packed (then count == 1).
+// qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
+// the weights are pre-packed).
 template <class K>
 Status project(const MhaDims& d, const InProj& p, int first, int count, Rows<const float> x,
                std::size_t rows, float* qkv, ArenaRef& arena) noexcept {
@@ -91,66 +90,89 @@ Status allocate_heads(const AttentionShape& sh, bool fused, ArenaRef& arena, Hea
   return arena.allocate(bq, hs.fused.row_sum, 64);
 }
 
+// What the stages of one call read: its arguments and the two arena buffers that live across
+// the pass. Built once per call and passed by reference; each stage runs out of line, so that
+// only the running stage's locals are on the stack (the deepest chain, forward -> a stage ->
+// a head -> a GEMM, is what a firmware must reserve: tests/firmware/stack_budget.py).
+struct Pass {
+  const MhaDims& d;
+  const MhaWeights& w;
+  const MhaPacked& packed;
+  ArenaRef& arena;
+  const AttentionShape& sh;
+  const ForwardOptions& o;
+  Span<const float> query, key, value;
+  Span<float> out;
+  float* qkv;  // [max(S_q, S_kv), 3 * d_model]: Q | K | V of the current sequence
+  float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
+};
+
+// Stage 1: [Q | K | V] of sequence b. Blocks that share one input are one GEMM (self-attention:
+// all three; key == value: K and V) unless the weights are pre-packed.
+template <class K>
+[[gnu::noinline]] Status project_stage(const Pass& s, std::size_t b) noexcept {
+  const MhaDims& d = s.d;
+  const std::size_t sq = s.sh.seq_q, skv = s.sh.seq_kv;
+  const InProj p = in_proj(d, s.w, s.packed);
+  const bool fuse_kv = d.same_embed_dim() && s.key.data == s.value.data && !s.packed.w[1];
+  const bool fuse_qkv = fuse_kv && s.query.data == s.key.data && sq == skv;
+  const Rows<const float> xq = rows_of(s.query.data, b, sq, d.d_model, s.sh);
+  if (fuse_qkv) return project<K>(d, p, 0, 3, xq, sq, s.qkv, s.arena);
+  EMHA_TRY(project<K>(d, p, 0, 1, xq, sq, s.qkv, s.arena));
+  const Rows<const float> xk = rows_of(s.key.data, b, skv, d.kdim, s.sh);
+  if (fuse_kv) return project<K>(d, p, 1, 2, xk, skv, s.qkv, s.arena);
+  EMHA_TRY(project<K>(d, p, 1, 1, xk, skv, s.qkv, s.arena));
+  return project<K>(d, p, 2, 1, rows_of(s.value.data, b, skv, d.vdim, s.sh), skv, s.qkv, s.arena);
+}
+
+// Stage 2: every head of sequence b into ctx, fused unless the attention weights are wanted.
+template <class K>
+[[gnu::noinline]] Status attend_stage(const Pass& s, std::size_t b) noexcept {
+  const MhaDims& d = s.d;
+  const std::size_t D = d.d_model, dk = d.d_k(), ld = 3 * D;
+  const bool fused = s.o.attn_weights.data == nullptr;
+  const float scale = s.o.scale != 0.0f ? s.o.scale : 1.0f / std::sqrt(float(dk));
+  ArenaScope heads_scope(s.arena);
+  HeadScratch hs;
+  EMHA_TRY(allocate_heads(s.sh, fused, s.arena, hs));
+  for (std::size_t h = 0; h < d.heads; ++h) {
+    const HeadInputs in{s.qkv + h * dk, s.qkv + D + h * dk, s.qkv + 2 * D + h * dk, ld};
+    const HeadOutput ho{s.ctx + h * dk, D};
+    if (fused) {
+      EMHA_TRY(attend_fused<K>(d, s.sh, s.o, b, h, in, scale, hs.fused, ho, s.arena));
+    } else {
+      EMHA_TRY(attend_unfused<K>(d, s.sh, s.o, b, h, in, scale, hs.scores, ho, s.arena));
+    }
+  }
+  return Status::ok;
+}
+
+// Stage 3: out rows of sequence b = ctx * W_out^T + b_out.
+template <class K>
+[[gnu::noinline]] Status output_stage(const Pass& s, std::size_t b) noexcept {
+  const std::size_t D = s.d.d_model, sq = s.sh.seq_q;
+  const Rows<float> y = rows_of(s.out.data, b, sq, D, s.sh);
+  const GemmOptions out_bias{1.0f, 0.0f, s.d.bias ? s.w.out_proj_bias.data : nullptr};
+  if (s.packed.w[3])
+    return K::gemm_prepacked(sq, D, D, s.ctx, D, s.packed.w[3], s.packed.floats[3], y.p, y.ld, out_bias);
+  return K::gemm(sq, D, D, s.ctx, D, s.w.out_proj_weight.data, D, Trans::transpose, y.p, y.ld,
+                 s.arena, out_bias);
+}
+
 template <class K>
 Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
                     const AttentionShape& sh, Span<const float> query, Span<const float> key,
                     Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
   EMHA_TRY(mha_check_call(d, w, arena, sh, query, key, value, out, o));
-
   ArenaScope scope(arena);
-  const std::size_t D = d.d_model, dk = d.d_k(), sq = sh.seq_q, skv = sh.seq_kv;
-  const std::size_t rows = sq > skv ? sq : skv;
-  float* qkv = nullptr;
-  float* ctx = nullptr;
-  EMHA_TRY(arena.allocate(rows * 3 * D, qkv, 64));
-  EMHA_TRY(arena.allocate(sq * D, ctx, 64));
-
-  const InProj p = in_proj(d, w, packed);
-  const bool fuse_kv = d.same_embed_dim() && key.data == value.data && !packed.w[1];
-  const bool fuse_qkv = fuse_kv && query.data == key.data && sq == skv;
-  const bool fused = o.attn_weights.data == nullptr;
-  const float scale = o.scale != 0.0f ? o.scale : 1.0f / std::sqrt(float(dk));
-  const std::size_t ld = 3 * D;
-
+  Pass s{d, w, packed, arena, sh, o, query, key, value, out, nullptr, nullptr};
+  const std::size_t rows = sh.seq_q > sh.seq_kv ? sh.seq_q : sh.seq_kv;
+  EMHA_TRY(arena.allocate(rows * 3 * d.d_model, s.qkv, 64));
+  EMHA_TRY(arena.allocate(sh.seq_q * d.d_model, s.ctx, 64));
   for (std::size_t b = 0; b < sh.batch; ++b) {
-    const Rows<const float> xq = rows_of(query.data, b, sq, D, sh);
-    const Rows<const float> xk = rows_of(key.data, b, skv, d.kdim, sh);
-    const Rows<const float> xv = rows_of(value.data, b, skv, d.vdim, sh);
-    if (fuse_qkv) {
-      EMHA_TRY(project<K>(d, p, 0, 3, xq, sq, qkv, arena));
-    } else {
-      EMHA_TRY(project<K>(d, p, 0, 1, xq, sq, qkv, arena));
-      if (fuse_kv) {
-        EMHA_TRY(project<K>(d, p, 1, 2, xk, skv, qkv, arena));
-      } else {
-        EMHA_TRY(project<K>(d, p, 1, 1, xk, skv, qkv, arena));
-        EMHA_TRY(project<K>(d, p, 2, 1, xv, skv, qkv, arena));
-      }
-    }
-
-    {
-      ArenaScope heads_scope(arena);
-      HeadScratch hs;
-      EMHA_TRY(allocate_heads(sh, fused, arena, hs));
-      for (std::size_t h = 0; h < d.heads; ++h) {
-        const HeadInputs in{qkv + h * dk, qkv + D + h * dk, qkv + 2 * D + h * dk, ld};
-        const HeadOutput ho{ctx + h * dk, D};
-        if (fused) {
-          EMHA_TRY(attend_fused<K>(d, sh, o, b, h, in, scale, hs.fused, ho, arena));
-        } else {
-          EMHA_TRY(attend_unfused<K>(d, sh, o, b, h, in, scale, hs.scores, ho, arena));
-        }
-      }
-    }
-
-    const Rows<float> y = rows_of(out.data, b, sq, D, sh);
-    const GemmOptions out_bias{1.0f, 0.0f, d.bias ? w.out_proj_bias.data : nullptr};
-    if (packed.w[3]) {
-      EMHA_TRY(K::gemm_prepacked(sq, D, D, ctx, D, packed.w[3], packed.floats[3], y.p, y.ld, out_bias));
-    } else {
-      EMHA_TRY(K::gemm(sq, D, D, ctx, D, w.out_proj_weight.data, D, Trans::transpose, y.p, y.ld,
-                       arena, out_bias));
-    }
+    EMHA_TRY(project_stage<K>(s, b));
+    EMHA_TRY(attend_stage<K>(s, b));
+    EMHA_TRY(output_stage<K>(s, b));
   }
   return Status::ok;
 }

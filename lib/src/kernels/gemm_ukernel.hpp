@@ -75,6 +75,17 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
     }
     return;
   }
+  if constexpr (L == 1) {  // scalar: the accumulators are the tile's floats, no buffer needed
+    for (std::size_t r = 0; r < m && r < MR; ++r) {
+      for (std::size_t j = 0; j < n && j < NV; ++j) {
+        float x = e.alpha * acc[r][j].v;
+        if (e.bias) x += e.bias[j];
+        if (e.beta != 0.0f) x += e.beta * c[r * ldc + j];
+        c[r * ldc + j] = x;
+      }
+    }
+    return;
+  }
   float tile[MR * NR];
   for (std::size_t r = 0; r < MR; ++r)
     for (std::size_t v = 0; v < NV; ++v) simd::store(tile + r * NR + v * L, acc[r][v]);
@@ -152,13 +163,28 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
   gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, n, e);
 }
 
+// The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
+// inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites left
+// gemm_f32's frame 392-488 bytes on Cortex-M -O3; not inlined at all (-Os), the row dispatch,
+// the kernel and its store nested three frames. Stack is what a firmware must reserve
+// (tests/firmware/stack_budget.py); a call per 4 x 4 x kc tile costs nothing measurable.
+[[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_scalar(
+    std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
+    std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
+  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
+}
+
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
 // overload for the architecture tag is declared (gemm_ukernel_neon64.hpp).
 template <class Arch>
 inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
+  if constexpr (simd::enabled) {
+    gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
+  } else {
+    gemm_ukernel_scalar(kc, a, lda, bp, c, ldc, m, n, e);
+  }
 }
 
 // An MR-row tile that packs its panel of op(B) = B as it goes (see gemm_ukernel_f32): b, the

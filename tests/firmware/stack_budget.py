@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Worst-case stack of emha's public entry points on a Cortex-M build, from the call down.
+
+emha's own functions: the call graphs gcc writes with -fcallgraph-info=su (one <object>.ci per
+object of libemha.a: every function's frame in bytes and its direct calls). The C and runtime
+library functions emha calls (expf, memset, __aeabi_uldivmod, ...) have no .ci: their frames are
+read off the linked firmware's disassembly (push/stmdb/vpush/sub sp/str..[sp, #-N]!) and their
+calls followed the same way. A frame the compiler calls dynamic, a recursion, an indirect call or
+a function found nowhere is an error: the bound would not be a bound. (A .ci names the library
+calls gcc planned, which can differ from what it emitted, e.g. __aeabi_ldivmod for an unsigned
+division that became __aeabi_uldivmod: a library call that no relocation of libemha.a's objects
+names is left out.)
+
+  stack_budget.py --elf firmware.elf [--objdump arm-none-eabi-objdump] [--limit BYTES]
+                  [--measured-log LOG --probe REGEX] CI_DIR
+
+With --measured-log, the bound is also checked against a measurement: the test firmware paints
+its stack, calls forward() through trampolines (tests/firmware/stack_probe.hpp) and prints
+"stack: forward used at most N bytes"; N must not exceed the same analysis, over the linked
+image's disassembly, of the trampolines (symbols whose demangled name matches --probe) down.
+
+Prints each public entry point's bound and its deepest chain; exits 1 when one is over --limit.
+The public entry points are emha's functions with external linkage; MultiHeadAttention's
+forward(), forward_reference() and set_weights() are inline wrappers over detail::mha_forward,
+mha_forward_ref and (mha_check_weights, then mha_pack_weights), reported under those names.
+"""
+
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+NODE = re.compile(r'node: \{ title: "([^"]+)" label: "([^"]*)"')
+EDGE = re.compile(r'edge: \{ sourcename: "([^"]+)" targetname: "([^"]+)"')
+FRAME = re.compile(r'\\n(\d+) bytes \(([a-z,]+)\)')
+
+
+def read_callgraphs(ci_dir):
+    """title -> (frame bytes or None for a declaration, readable name); title -> callees."""
+    frames, names, calls = {}, {}, {}
+    files = sorted(pathlib.Path(ci_dir).rglob("*.ci"))
+    if not files:
+        sys.exit(f"stack_budget: no .ci files under {ci_dir} (built with -fcallgraph-info=su?)")
+    for path in files:
+        text = path.read_text()
+        for title, label in NODE.findall(text):
+            names.setdefault(title, label.split("\\n")[0])
+            m = FRAME.search(label)
+            if m:
+                if m.group(2) != "static":
+                    sys.exit(f"stack_budget: {label.split(chr(92))[0]}: {m.group(2)} frame")
+                frames[title] = int(m.group(1))
+            else:
+                frames.setdefault(title, None)
+        for src, dst in EDGE.findall(text):
+            calls.setdefault(src, set()).add(dst)
+    return frames, names, calls
+
+
+FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
+INSN = re.compile(r"^\s*[0-9a-f]+:\s+(\S+)\s*(.*)$")
+CALL = re.compile(r"^(bl|blx|b|b\.w|b\.n)$")
+TARGET = re.compile(r"<([^+>]+)>")
+
+
+def regs_bytes(reglist):
+    """Bytes a push/stmdb/vpush register list takes: r*/lr/ip 4, s* 4, d* 8 (ranges allowed)."""
+    total = 0
+    for item in reglist.split(","):
+        item = item.strip()
+        if "-" in item:
+            lo, hi = item.split("-")
+            count = int(hi[1:]) - int(lo[1:]) + 1
+            total += count * (8 if lo.startswith("d") else 4)
+        elif item:
+            total += 8 if item.startswith("d") else 4
+    return total
+
+
+def read_library_frames(elf, objdump):
+    """name -> (frame bytes, callees) for every function of the linked image."""
+    dis = subprocess.run([objdump, "-d", "--no-show-raw-insn", elf], check=True,
+                         capture_output=True, text=True).stdout
+    funcs, current = {}, None
+    for line in dis.splitlines():
+        m = FUNC.match(line)
+        if m:
+            current = m.group(1)
+            funcs[current] = [0, set()]
+            continue
+        m = INSN.match(line)
+        if not (current and m):
+            continue
+        op, args = m.group(1), m.group(2)
+        f = funcs[current]
+        if op in ("push", "push.w", "vpush", "stmdb", "stmdb.w") and (op.startswith(("push", "vpush")) or args.startswith("sp!")):
+            f[0] += regs_bytes(args[args.index("{") + 1:args.index("}")])
+        elif op in ("sub", "sub.w", "subw") and re.match(r"sp, (sp, )?#\d+", args):
+            f[0] += int(args.split("#")[1].split()[0])
+        elif re.match(r"^(str|strd|vstr|str\.w)", op) and re.search(r"\[sp, #-(\d+)\]!", args):
+            f[0] += int(re.search(r"\[sp, #-(\d+)\]!", args).group(1))
+        elif CALL.match(op):
+            t = TARGET.search(args)
+            if t and t.group(1) != current:
+                f[1].add(t.group(1))
+    return funcs
+
+
+def referenced_symbols(ci_dir, objdump):
+    """Symbols named by relocations of emha's objects: the functions the code really calls."""
+    objs = [str(p) for p in pathlib.Path(ci_dir).rglob("*.o*") if p.suffix in (".o", ".obj")]
+    out = subprocess.run([objdump, "-r", *objs], check=True, capture_output=True, text=True).stdout
+    return {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1].startswith("R_")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("ci_dir")
+    ap.add_argument("--elf", required=True, help="a firmware linked with this libemha.a")
+    ap.add_argument("--objdump", default="arm-none-eabi-objdump")
+    ap.add_argument("--limit", type=int, default=1024)
+    ap.add_argument("--measured-log", help="output of the test firmware (its 'stack:' line)")
+    ap.add_argument("--probe", default=r"run_parity<.*_FUN", help="trampolines the firmware measured")
+    args = ap.parse_args()
+
+    frames, names, calls = read_callgraphs(args.ci_dir)
+    library = read_library_frames(args.elf, args.objdump)
+    referenced = referenced_symbols(args.ci_dir, args.objdump)
+    builtin_alias = {"__builtin_memset": "memset", "__builtin_memcpy": "memcpy"}
+
+    memo, active = {}, set()
+
+    def worst(title):
+        """(bytes, chain) of the deepest path from `title` down."""
+        if title in memo:
+            return memo[title]
+        if title in active:
+            sys.exit(f"stack_budget: recursion through {names.get(title, title)}")
+        active.add(title)
+        if frames.get(title) is not None:
+            own, children, name = frames[title], calls.get(title, ()), names[title]
+            resolve = worst
+        else:
+            sym = builtin_alias.get(title, title)
+            if sym == "__indirect_call":
+                sys.exit("stack_budget: an indirect call: no bound")
+            if sym not in library:
+                sys.exit(f"stack_budget: {names.get(title, title)} is neither in a .ci file nor in {args.elf}")
+            own, children, name = library[sym][0], library[sym][1], sym + " (library)"
+            resolve = worst_library
+        best = (0, [])
+        for c in sorted(children):
+            if resolve is worst and frames.get(c) is None and builtin_alias.get(c, c) not in referenced \
+                    and builtin_alias.get(c, c) not in library:
+                continue  # planned in the .ci, not emitted (see the docstring)
+            b = resolve(c)
+            if b[0] > best[0]:
+                best = b
+        result = (own + best[0], [f"{name}: {own}"] + best[1])
+        active.discard(title)
+        memo[title] = result
+        return result
+
+    lib_memo = {}
+
+    def worst_library(sym):
+        if sym in lib_memo:
+            return lib_memo[sym]
+        if sym not in library:
+            sys.exit(f"stack_budget: {sym} not found in {args.elf}")
+        lib_memo[sym] = (0, [])  # a cycle in library code counts its frames once
+        own, children = library[sym]
+        best = max((worst_library(c) for c in sorted(children)), default=(0, []), key=lambda b: b[0])
+        lib_memo[sym] = (own + best[0], [f"{sym} (library): {own}"] + best[1])
+        return lib_memo[sym]
+
+    # Public entry points: defined with external linkage (no file prefix in the title).
+    public = sorted(t for t, f in frames.items() if f is not None and ":" not in t)
+    rows = []
+    for t in public:
+        b, chain = worst(t)
+        rows.append((names[t], b, chain))
+    set_weights = max((r for r in rows if re.search(r"detail::mha_(check|pack)_weights", r[0])), key=lambda r: r[1])
+    over = [r for r in rows if r[1] > args.limit]
+    width = max(len(r[0].split("(")[0]) for r in rows)
+    print(f"worst-case stack from the call down (bytes; limit {args.limit}):")
+    for name, b, _ in sorted(rows, key=lambda r: -r[1]):
+        print(f"  {b:5d}  {name.split('(')[0]:<{width}}")
+    fwd = next(r for r in rows if "detail::mha_forward(" in r[0])
+    print(f"MultiHeadAttention::forward: {fwd[1]} bytes; set_weights: {set_weights[1]} bytes; deepest chain of forward:")
+    for step in fwd[2]:
+        print("    " + step.split("(")[0] + ":" + step.rsplit(":", 1)[1])
+    status = 0
+    if args.measured_log:
+        status = check_measurement(args, library)
+    if over:
+        for name, b, chain in over:
+            print(f"stack_budget: {name.split('(')[0]} needs {b} bytes, over the {args.limit}-byte budget:", file=sys.stderr)
+            for step in chain:
+                print("    " + step, file=sys.stderr)
+        return 1
+    return status
+
+
+def check_measurement(args, library):
+    text = pathlib.Path(args.measured_log).read_text()
+    m = re.findall(r"stack: forward used at most (\d+) bytes", text)
+    if not m:
+        sys.exit(f"stack_budget: no 'stack: forward used at most N bytes' line in {args.measured_log}")
+    measured = max(int(x) for x in m)
+    cxxfilt = args.objdump.replace("objdump", "c++filt")
+    syms = list(library)
+    demangled = subprocess.run([cxxfilt], input="\n".join(syms), capture_output=True, text=True,
+                               check=True).stdout.split("\n")
+    probes = [s for s, d in zip(syms, demangled) if re.search(args.probe, d)]
+    if not probes:
+        sys.exit(f"stack_budget: no symbol of {args.elf} matches --probe {args.probe!r}")
+    memo = {}
+
+    def deepest(sym):
+        if sym not in memo:
+            memo[sym] = 0
+            own, children = library[sym]
+            memo[sym] = own + max((deepest(c) for c in children if c in library), default=0)
+        return memo[sym]
+
+    predicted = max(deepest(s) for s in probes)
+    verdict = "within" if measured <= predicted else "ABOVE"
+    print(f"measured: forward through the firmware's probe took {measured} bytes, {verdict} the "
+          f"{predicted} bytes this analysis gives that call (probe trampoline included)")
+    return 0 if measured <= predicted else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
