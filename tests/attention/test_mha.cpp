@@ -11,26 +11,17 @@
 
 #include "attention/fixture_support.hpp"
 #include "fixtures/combined.hpp"
-#include "fixtures/key_padding.hpp"
+#include "key_padding_mha.hpp"
 #include "support/numeric.hpp"
 
 using emha::Status;
 
 namespace {
 
-using F = emha::fixtures::key_padding;  // d_model 32, 4 heads, S_q 6, S_kv 9, batch 2
-using Cfg = emha::test::FixtureConfig<F>;
-using Mha = emha::MultiHeadAttention<Cfg>;
-constexpr std::size_t D = F::d_model;
+using namespace emha::test::key_padding_mha;  // F, Cfg, Mha, D, make_mha()
 struct InPlace : emha::MhaConfig<64, 4, 32> {
   static constexpr bool prepack_weights = false;
 };
-
-std::unique_ptr<Mha> make_mha() {
-  auto mha = std::make_unique<Mha>();
-  REQUIRE(mha->set_weights(emha::test::fixture_weights<F>()) == Status::ok);
-  return mha;
-}
 
 struct Run {
   std::vector<float> out, weights;
