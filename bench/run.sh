@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # README command 1: installs dependencies, builds Release, then runs
 #   1. the attention benchmark (emha MultiHeadAttention vs Eigen) and its summary table,
-#   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table), and on
-#      an AVX-512 CPU once more on the attention shapes with OpenBLAS held to its AVX2 kernels,
-#   3. the PyTorch comparison, if /usr/bin/python3 can import torch.
-# Takes a few minutes. Stops with a non-zero status at the first failure.
+#   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table), with
+#      OpenBLAS on the instruction set emha runs, and on an AVX-512 CPU once more on the attention
+#      shapes with both on the other one (AVX-512 or AVX2),
+#   3. the PyTorch comparison, if /usr/bin/python3 can import torch,
+#   4. a plot of it all (GFLOP/s per configuration, the FMA peak lines) to bench.png beside the
+#      JSON files.
+# Every benchmark binary measures the FMA peak of each instruction set the CPU has and reports
+# "% of peak" of emha's own and "% best" of the machine's best. Takes a few minutes. Stops with a
+# non-zero status at the first failure.
 #   EMHA_BUILD_ROOT         where build trees go (default: build/); this one is bench-release
 #   EMHA_JOBS               parallel build jobs (default: nproc)
 #   EMHA_BENCH_REPETITIONS  repetitions per MHA benchmark, medians reported (default: 20; the
@@ -37,30 +42,51 @@ step "MultiHeadAttention::forward vs Eigen (bench/attention/bench_mha.cpp)"
 "$build/bench/emha_bench_mha" "${common[@]}" --benchmark_min_time=0.05 \
   --benchmark_out="$build/bench_mha.json" --benchmark_out_format=json
 
-step "gemm_f32 vs OpenBLAS and Eigen (bench/kernels/bench_gemm.cpp; JSON in $build/bench_gemm.json)"
+# Same instruction set on both sides. emha picks its variant from CPUID (AVX-512 where it is
+# full width: Intel, AMD Zen 5; AVX2+FMA on Zen 4 and without AVX-512); OpenBLAS 0.3.21 picks
+# AVX-512 kernels on the CPUs it knows (Zen 4 as Cooperlake) and falls back to Haswell's AVX2
+# ones on those it does not (Zen 5). Where the two differ, OpenBLAS's core for emha's ISA is
+# forced (OPENBLAS_CORETYPE, read when the library loads) and the run says so.
+emha_isa=$("$build/bench/emha_bench_gemm" --benchmark_filter='^$' 2>&1 | sed -n 's/^emha kernels: //p')
+openblas_core=$("$build/bench/emha_bench_gemm" --benchmark_filter='^$' 2>&1 | sed -n 's/.*OpenBLAS.*(core \([A-Za-z0-9]*\).*/\1/p')
+# openblas_env ISA: the OPENBLAS_CORETYPE assignment that puts OpenBLAS on ISA's kernels, if any.
+openblas_env() {
+  local avx512_core=0
+  [[ $openblas_core =~ ^(SkylakeX|Cooperlake|SapphireRapids)$ ]] && avx512_core=1
+  if [ "$1" = avx512bw ] && [ $avx512_core -eq 0 ]; then echo OPENBLAS_CORETYPE=SkylakeX; fi
+  if [ "$1" != avx512bw ] && [ $avx512_core -eq 1 ]; then echo OPENBLAS_CORETYPE=Haswell; fi
+}
+env1=$(openblas_env "$emha_isa")
+step "gemm_f32 vs OpenBLAS and Eigen, emha on $emha_isa, OpenBLAS ${env1:-on its own choice, core $openblas_core} (JSON in $build/bench_gemm.json)"
 # JSON on stdout goes to the file; the peak and the summary table come on stderr.
-"$build/bench/emha_bench_gemm" --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true \
-  --benchmark_report_aggregates_only=true --benchmark_min_time=0.03 \
-  --benchmark_format=json >"$build/bench_gemm.json"
+env $env1 "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
+  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+  --benchmark_min_time=0.03 --benchmark_format=json >"$build/bench_gemm.json"
 
-# On an AVX-512 CPU, OpenBLAS runs its AVX-512 kernels (core SkylakeX or Cooperlake) while emha
-# runs its AVX2 build: the pass above is a cross-ISA comparison. This one forces OpenBLAS's AVX2
-# kernels (OPENBLAS_CORETYPE=Haswell, read when the library loads), the same instruction set as
-# emha's build, on the attention shapes; emha and Eigen are timed again beside it.
+# On an AVX-512 CPU, the attention shapes once more with both on the other instruction set.
 if grep -qw avx512f /proc/cpuinfo; then
-  step "gemm_f32 vs OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell), attention shapes"
-  OPENBLAS_CORETYPE=Haswell "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
+  other=$([ "$emha_isa" = avx512bw ] && echo fma3+avx2 || echo avx512bw)
+  env2=$(openblas_env "$other")
+  step "gemm_f32 with emha on $other (--emha_isa), OpenBLAS ${env2:-on its own choice, core $openblas_core}, attention shapes"
+  env $env2 "$build/bench/emha_bench_gemm" --emha_isa="$other" --benchmark_repetitions=9 \
     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
     --benchmark_min_time=0.03 --benchmark_format=json \
     --benchmark_filter='fma_peak|/(64x384x128|128x768x256|256x1536x512|128x128x32|256x256x64|128x32x128)/' \
-    >"$build/bench_gemm_openblas_avx2.json"
+    >"$build/bench_gemm_$other.json"
 fi
 
 step "PyTorch nn.MultiheadAttention (bench/torch_mha.py)"
+torch_json=()
 if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
-  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions 10 --min-time 0.1
+  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions 10 --min-time 0.1 \
+    --json "$build/torch_mha.json"
+  torch_json=(--torch "$build/torch_mha.json")
 else
   echo "skipped: /usr/bin/python3 cannot import torch (install it with: apt-get install python3-torch)"
 fi
+
+step "plot (bench/plot.py)"
+/usr/bin/python3 bench/plot.py --mha "$build/bench_mha.json" --gemm "$build/bench_gemm.json" \
+  "${torch_json[@]}" --out "$build/bench.png"
 
 step "benchmarks done"

@@ -92,6 +92,7 @@ def main():
     ap.add_argument("binary", help="path to emha_bench_mha")
     ap.add_argument("--repetitions", type=int, default=10, help="repetitions per implementation")
     ap.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition")
+    ap.add_argument("--json", help="also write the medians here: {'S:32/D:64/H:4': torch seconds, ...}")
     args = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -130,6 +131,9 @@ def main():
         note = f" (torch CPU/wall {ratio:.2f}: more than one thread?)" if ratio > 1.2 else ""
         print(f"{s:4d} {d:4d} {h:2d} {us(t_emha)} {us(t_torch)} {us(t_eigen)} "
               f"{speed(t_torch)} {speed(t_eigen)}  {path}{note}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({f"S:{s}/D:{d}/H:{h}": statistics.median(t) for (s, d, h), t in zip(CONFIGS, torch_times)}, f)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
                "\nemha MultiHeadAttention::forward, batch 1 self-attention, 1 thread; us = "
                "microseconds of CPU time per forward,\nmedian of the repetitions; FLOP = 8*S*D^2 + "
                "4*S^2*D; %% peak = of %.1f GFLOP/s, the higher of the FMA loop's best at start-up\n"
-               "(%.1f) and its median in the run; %% run peak = of that median (%.1f), the fma_peak "
-               "benchmark interleaved with these\n\n",
-               peaks.ceiling(), peaks.startup_best, peaks.run_median);
-  std::fprintf(out, "%-26s %10s %8s %7s %10s %12s %13s %10s %14s\n", "config", "emha us", "GFLOP/s",
-               "% peak", "% run peak", "arena bytes", "max|fwd-ref|", "eigen us", "eigen/emha");
+               "(%.1f) and its median in the run, in emha's instruction set; %% run peak = of that "
+               "median (%.1f), the fma_peak\nbenchmark interleaved with these; %% best = of the "
+               "machine's best FMA peak in any instruction set (%.1f)\n\n",
+               peaks.ceiling(), peaks.startup_best, peaks.run_median, peaks.best());
+  std::fprintf(out, "%-26s %10s %8s %7s %10s %7s %12s %13s %10s %14s\n", "config", "emha us", "GFLOP/s",
+               "% peak", "% run peak", "% best", "arena bytes", "max|fwd-ref|", "eigen us", "eigen/emha");
   for (const MhaSummaryRow& row : rows) {
     const auto emha = results.find(row.name + "/emha");
     if (emha == results.end() || emha->second.time_s <= 0.0) continue;
@@ -26,6 +27,7 @@ void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
     } else {
       std::fprintf(out, " %10s", "n/a");
     }
+    std::fprintf(out, " %6.1f%%", 100.0 * gflops / peaks.best());
     std::fprintf(out, " %12zu %13.2e", row.arena_bytes, row.dev_reference);
     const auto eigen = results.find(row.name + "/eigen");
     if (eigen != results.end() && eigen->second.time_s > 0.0) {

@@ -13,12 +13,13 @@ void print_gemm_summary(std::FILE* out, const std::vector<GemmSummaryRow>& rows,
   if (results.empty()) return;  // nothing ran (--benchmark_filter, --benchmark_list_tests)
   std::fprintf(out,
                "\ngemm_f32 vs peers, 1 thread; medians of the repetitions. GFLOP/s = 2*M*N*K / "
-               "CPU time; %% = of the %.1f GFLOP/s FMA peak\n(the higher of start-up best and run "
-               "median); emha_pp = gemm_f32_prepacked (B packed once, as the attention weights "
-               "are);\n<peer>/<emha> = peer time over emha time (> 1: emha is faster); %%run = of "
-               "the %.1f GFLOP/s median of\nthe interleaved fma_peak benchmark. nt: C = A B^T "
+               "CPU time; %% = of the %.1f GFLOP/s FMA peak of emha's instruction set\n(the higher "
+               "of start-up best and run median); emha_pp = gemm_f32_prepacked (B packed once, as the "
+               "attention weights are);\n<peer>/<emha> = peer time over emha time (> 1: emha is "
+               "faster); %%run = of the %.1f GFLOP/s median of\nthe interleaved fma_peak benchmark; "
+               "%%best = of the machine's best FMA peak in any instruction set (%.1f).\nnt: C = A B^T "
                "(x W^T), nn: C = A B\n\n",
-               peaks.ceiling(), peaks.run_median);
+               peaks.ceiling(), peaks.run_median, peaks.best());
 
   // Columns: GFLOP/s and % per implementation, then every peer over every emha variant, then
   // each emha variant's % of the run peak.
@@ -35,7 +36,7 @@ void print_gemm_summary(std::FILE* out, const std::vector<GemmSummaryRow>& rows,
   for (const Ratio& r : ratios)
     std::fprintf(out, " %16s", (impls[r.peer] + "/" + impls[r.base]).c_str());
   for (const std::string& impl : impls)
-    if (is_emha(impl)) std::fprintf(out, " %12s", (impl + " %run").c_str());
+    if (is_emha(impl)) std::fprintf(out, " %12s %13s", (impl + " %run").c_str(), (impl + " %best").c_str());
   std::fprintf(out, "\n");
 
   for (const GemmSummaryRow& row : rows) {
@@ -67,6 +68,11 @@ void print_gemm_summary(std::FILE* out, const std::vector<GemmSummaryRow>& rows,
         std::fprintf(out, " %11.0f%%", 100.0 * gflops(i) / peaks.run_median);
       } else {
         std::fprintf(out, " %12s", "n/a");
+      }
+      if (times[i] > 0.0) {
+        std::fprintf(out, " %12.0f%%", 100.0 * gflops(i) / peaks.best());
+      } else {
+        std::fprintf(out, " %13s", "n/a");
       }
     }
     std::fprintf(out, "\n");

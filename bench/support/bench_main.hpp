@@ -31,22 +31,28 @@ struct Measured {
   std::string error;                     // SkipWithError message, empty if it ran
 };
 
-// The two FMA peaks a summary divides by, GFLOP/s (0: not measured).
+// The FMA peaks a summary divides by, GFLOP/s (0: not measured). startup_best and run_median
+// are the peak of the instruction set emha's kernels run (emha::simd_isa()); machine_best is the
+// best start-up peak of any instruction set the CPU has (on a Zen 5 AVX-512's, twice AVX2's).
 struct Peaks {
   double startup_best = 0.0;  // best of the 31 start-up trials
   double run_median = 0.0;    // median of the interleaved `fma_peak` benchmark
-  // The core's ceiling, for "% peak": noise only lowers an FMA loop, so the higher of the two.
-  // (A slow phase can span all of the start-up trials; seen here: 72.8 at start-up, 100.2 in
-  // the run.)
+  double machine_best = 0.0;  // best start-up trial of the widest-FLOP instruction set
+  // The core's ceiling in emha's instruction set, for "% peak": noise only lowers an FMA loop,
+  // so the higher of the two. (A slow phase can span all of the start-up trials; seen here:
+  // 72.8 at start-up, 100.2 in the run.)
   double ceiling() const { return startup_best > run_median ? startup_best : run_median; }
+  // The machine's ceiling, for "% best": never below the ceiling above.
+  double best() const { return machine_best > ceiling() ? machine_best : ceiling(); }
 };
 
 class BenchRun {
  public:
   // Parses argv (Google Benchmark flags; status 1 on an unknown one or a format other than
-  // console and json), measures the FMA peak, sets the peers up and adds context entries
-  // (fma_peak_gflops, fma_peak_isa, emha_simd_isa, peers), also printed as lines on `text`,
-  // and registers the `fma_peak` benchmark.
+  // console and json), measures the FMA peaks, sets the peers up and adds context entries
+  // (fma_peak_gflops and fma_peak_isa: emha's instruction set; fma_peak_best_gflops and
+  // fma_peak_best_isa; fma_peak_<isa>_gflops for each; emha_simd_isa, peers), also printed as
+  // lines on `text`, and registers the `fma_peak` benchmark (emha's instruction set's loop).
   BenchRun(int argc, char** argv);
 
   // Runs the registered benchmarks, fills `results`; status 1 if one reported an error.
@@ -56,11 +62,13 @@ class BenchRun {
   // constructor and interleaved with the others when the run shuffles repetitions); 0 if it
   // did not run (--benchmark_filter).
   double run_peak_gflops() const;
-  Peaks peaks() const { return {peak.gflops, run_peak_gflops()}; }
+  Peaks peaks() const { return {peak.gflops, run_peak_gflops(), best.gflops}; }
 
   int status = 0;                           // exit status of the binary
   std::map<std::string, Measured> results;  // by benchmark name as registered
-  FmaPeak peak;
+  std::vector<FmaPeak> all_peaks;  // every instruction set's (support/peaks.cpp)
+  FmaPeak peak;  // the one of emha's kernels (the build's vector width if the bench has none)
+  FmaPeak best;  // the highest of all_peaks
   std::FILE* text = stdout;  // human-readable lines: stderr when stdout carries JSON
 
  private:

@@ -1,8 +1,9 @@
 // FMA throughput loop: `chains` independent accumulators acc = acc * a + b, each an FMA of one
-// vector, so the loop runs at the core's FMA issue rate instead of its FMA latency. Compiled with
-// the library's instruction-set flags (bench/CMakeLists.txt), so "peak" is the peak of the same
-// vector width the kernels use: AVX2+FMA on x86 (-mavx2 -mfma), NEON on ARM, one lane when xsimd
-// has no architecture for the target (armv6/armv7 without NEON).
+// vector, so the loop runs at the core's FMA issue rate instead of its FMA latency. Compiled once
+// per instruction set the bench measures (bench/CMakeLists.txt), each time in the namespace
+// EMHA_BENCH_PEAK_NS: with the bench's flags (AVX2+FMA on x86, NEON on ARM, one lane where xsimd
+// has no architecture: armv6, armv7 without NEON), and on x86-64 with AVX-512's as well
+// (peaks.cpp runs each that the CPU has).
 //
 // This file is the one place in bench/ that asks which SIMD architecture the build has.
 
@@ -20,7 +21,11 @@
 #endif
 #endif
 
-namespace emha_bench {
+#ifndef EMHA_BENCH_PEAK_NS
+#define EMHA_BENCH_PEAK_NS peak_build
+#endif
+
+namespace emha_bench::EMHA_BENCH_PEAK_NS {
 namespace {
 
 #if defined(EMHA_BENCH_PEAK_XSIMD)
@@ -71,6 +76,11 @@ double fma_loop_seconds(std::uint64_t iters) noexcept {
 
 }  // namespace
 
+double run_fma_loop(std::uint64_t iters) noexcept {
+  fma_loop_seconds(iters);
+  return 2.0 * kChains * Vec::size * double(iters);
+}
+
 FmaPeak measure_fma_peak() noexcept {
   constexpr double flop_per_iter = 2.0 * kChains * Vec::size;
   // Warm-up (clock ramp, page-in), then size a trial to ~5 ms.
@@ -90,12 +100,9 @@ FmaPeak measure_fma_peak() noexcept {
   p.lanes = Vec::size;
   p.chains = kChains;
   p.trial_iters = iters;
+  p.run = run_fma_loop;
   return p;
 }
 
-double run_fma_loop(std::uint64_t iters) noexcept {
-  fma_loop_seconds(iters);
-  return 2.0 * kChains * Vec::size * double(iters);
-}
 
-}  // namespace emha_bench
+}  // namespace emha_bench::EMHA_BENCH_PEAK_NS

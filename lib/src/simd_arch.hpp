@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "isa.hpp"
+
 #ifndef EMHA_SIMD
 #define EMHA_SIMD 1
 #endif
@@ -32,6 +34,7 @@
 #endif
 
 namespace emha::simd {
+inline namespace EMHA_ISA {
 
 #if defined(EMHA_SIMD_XSIMD)
 
@@ -177,4 +180,5 @@ inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
 
 inline constexpr std::size_t lanes = vf32::size;
 
+}  // namespace EMHA_ISA
 }  // namespace emha::simd

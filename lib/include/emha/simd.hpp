@@ -1,16 +1,30 @@
 #pragma once
-// What instruction set this build of the kernels uses. The choice itself is made in one place,
-// lib/src/simd_arch.hpp, from xsimd's configuration and the EMHA_SIMD option.
+// Which instruction set the kernels run on. On x86-64 the library carries AVX-512, AVX2+FMA and
+// SSE2 variants and uses one chosen once, at the first call, from CPUID: AVX-512 where it is
+// full width (Intel; AMD from Zen 5), AVX2+FMA on AMD Zen 4 and other AVX2 CPUs, SSE2 below
+// (CMake EMHA_X86_ISA=dispatch, the default there; lib/src/dispatch/choice_x86.cpp says why).
+// EMHA_X86_ISA=avx2|avx512|native|baseline builds one variant only, as does every other target
+// (lib/src/simd_arch.hpp).
 
 #include <cstddef>
 
+#include "emha/status.hpp"
+
 namespace emha {
 
-// "fma3+avx2", "avx512bw", "arm64+neon", "arm32+neon", ... or "scalar" (no SIMD: Cortex-M,
-// armv6, EMHA_SIMD=OFF). Tests assert the expected value per target.
+// "avx512bw", "fma3+avx2", "sse2", "arm64+neon", "arm32+neon", ... or "scalar" (no SIMD:
+// Cortex-M, armv6, EMHA_SIMD=OFF): the variant in use (choosing it if none is yet).
 const char* simd_isa() noexcept;
 
-// f32 lanes per vector register in the kernels (1 on the scalar path).
+// f32 lanes per vector register in the kernels of that variant (1 on the scalar path).
 std::size_t simd_f32_lanes() noexcept;
+
+// Pins the variant named `isa` (a simd_isa() value) for the rest of the process, for tests and
+// benchmarks; no environment variable is read, ever. Call it before anything else of emha: the
+// choice is made once and never changes. ok if that variant is (now) the one in use;
+// invalid_argument if this build has no such variant, the CPU cannot run it, or another variant
+// is already in use; null_pointer for a null name. Weights packed by set_weights() or
+// gemm_f32_pack_b() belong to the variant in use (its panel width).
+Status select_simd_isa(const char* isa) noexcept;
 
 }  // namespace emha

@@ -15,8 +15,10 @@
 #include "attention/return_on_error.hpp"
 #include "emha/attention/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
+#include "isa_kernels.hpp"
 
 namespace emha::detail {
+inline namespace EMHA_ISA {
 
 struct HeadInputs {
   const float* q;
@@ -145,4 +147,5 @@ template <class K>
   return Status::ok;
 }
 
+}  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -1,35 +1,39 @@
 #pragma once
 // The kernels a forward pass runs on: the SIMD ones, or their scalar references (the oracle the
 // benchmark and tests measure the SIMD path against). Static members only: a policy type.
+// Calls are qualified (detail::): unqualified, argument-dependent lookup would also find the
+// public emha:: entry points (which dispatch) beside this variant's kernels.
 
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/gemm_ref.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/kernels/softmax_ref.hpp"
+#include "isa_kernels.hpp"
 
 namespace emha::detail {
+inline namespace EMHA_ISA {
 
 struct SimdKernels {
   static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                      const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
                      ArenaRef& arena, const GemmOptions& o) noexcept {
-    return gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+    return detail::gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
   }
   static Status gemm_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
                                std::size_t lda, const float* packed_b, std::size_t packed_floats,
                                float* c, std::size_t ldc, const GemmOptions& o) noexcept {
-    return gemm_f32_prepacked(m, n, k, a, lda, packed_b, packed_floats, c, ldc, o);
+    return detail::gemm_f32_prepacked(m, n, k, a, lda, packed_b, packed_floats, c, ldc, o);
   }
   static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds) noexcept {
-    softmax_f32(rows, n, s, lds, s, lds);
+    detail::softmax_f32(rows, n, s, lds, s, lds, SoftmaxOptions{});
   }
   static void online_update(std::size_t rows, std::size_t n, float* s, std::size_t lds, float* m,
                             float* l, float* o, std::size_t ldo, std::size_t o_cols) noexcept {
-    softmax_online_update_f32(rows, n, s, lds, m, l, o, ldo, o_cols);
+    detail::softmax_online_update_f32(rows, n, s, lds, m, l, o, ldo, o_cols);
   }
   static void online_finish(std::size_t rows, std::size_t o_cols, const float* l, float* o,
                             std::size_t ldo) noexcept {
-    softmax_online_finish_f32(rows, o_cols, l, o, ldo);
+    detail::softmax_online_finish_f32(rows, o_cols, l, o, ldo);
   }
 };
 
@@ -59,4 +63,5 @@ struct RefKernels {
   }
 };
 
+}  // namespace EMHA_ISA
 }  // namespace emha::detail

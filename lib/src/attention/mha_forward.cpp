@@ -13,6 +13,7 @@
 #include "attention/return_on_error.hpp"
 
 namespace emha::detail {
+inline namespace EMHA_ISA {
 namespace {
 
 // Rows of one sequence inside a [B, S, D] or [S, B, D] tensor: start and row stride.
@@ -179,7 +180,7 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
 
 }  // namespace
 
-MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
+MhaPacked pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
   const InProj p = in_proj(d, w, MhaPacked{});
   const std::size_t D = d.d_model;
   const float* src[4] = {p.w[0], p.w[1], p.w[2], w.out_proj_weight.data};
@@ -188,7 +189,7 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
   for (int i = 0; i < 4; ++i) {
     const std::size_t floats = gemm_f32_packed_b_floats(D, in[i]);
     // op(B) = W^T: [in x D] from W [D x in]; `floats` is exactly what gemm_f32_pack_b needs.
-    if (gemm_f32_pack_b(D, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
+    if (detail::gemm_f32_pack_b(D, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
       return MhaPacked{};
     out.w[i] = packed;
     out.floats[i] = floats;
@@ -197,16 +198,17 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
   return out;
 }
 
-Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
+Status forward_pass(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
                    const AttentionShape& sh, Span<const float> query, Span<const float> key,
                    Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
   return forward_with<SimdKernels>(d, w, packed, arena, sh, query, key, value, out, o);
 }
 
-Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
+Status forward_pass_ref(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
                        const AttentionShape& sh, Span<const float> query, Span<const float> key,
                        Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
   return forward_with<RefKernels>(d, w, MhaPacked{}, arena, sh, query, key, value, out, o);
 }
 
+}  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -7,9 +7,11 @@
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "gemm_ukernel.hpp"
+#include "isa_kernels.hpp"
 #include "gemm_ukernel_neon64.hpp"
 
-namespace emha {
+namespace emha::detail {
+inline namespace EMHA_ISA {
 namespace {
 
 using detail::gemm_mr;
@@ -199,4 +201,5 @@ Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const flo
   return Status::ok;
 }
 
-}  // namespace emha
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

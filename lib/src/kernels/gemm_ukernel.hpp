@@ -15,6 +15,7 @@
 #include "simd_arch.hpp"
 
 namespace emha::detail {
+inline namespace EMHA_ISA {
 
 struct GemmTile {
   std::size_t mr, nv;
@@ -204,4 +205,5 @@ inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
   gemm_ukernel_f32<gemm_mr, gemm_nv, true>(kc, a, lda, b, ldb, bp, c, ldc, gemm_nr, e);
 }
 
+}  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -14,6 +14,7 @@
 #include <arm_neon.h>
 
 namespace emha::detail {
+inline namespace EMHA_ISA {
 
 // c[r][v] += b[v] * a[r][L] for one k (lane L of the A registers); bp moves to the next k.
 template <int L>
@@ -92,6 +93,7 @@ template <int L>
   gemm_ukernel_f32_4x16__neon64(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
+}  // namespace EMHA_ISA
 }  // namespace emha::detail
 
 #endif

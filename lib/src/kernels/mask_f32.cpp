@@ -3,9 +3,11 @@
 
 #include "emha/config.hpp"
 #include "emha/kernels/mask.hpp"
+#include "isa_kernels.hpp"
 #include "simd_arch.hpp"
 
-namespace emha {
+namespace emha::detail {
+inline namespace EMHA_ISA {
 namespace {
 
 void fill_neg_inf(float* s, std::size_t count) noexcept {
@@ -84,4 +86,5 @@ void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::siz
   }
 }
 
-}  // namespace emha
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

@@ -8,9 +8,11 @@
 
 #include "emha/config.hpp"
 #include "emha/kernels/softmax.hpp"
+#include "isa_kernels.hpp"
 #include "simd_arch.hpp"
 
-namespace emha {
+namespace emha::detail {
+inline namespace EMHA_ISA {
 namespace {
 
 using simd::lanes;
@@ -243,4 +245,5 @@ void softmax_online_finish_f32(std::size_t rows, std::size_t o_cols, const float
   }
 }
 
-}  // namespace emha
+}  // namespace EMHA_ISA
+}  // namespace emha::detail
