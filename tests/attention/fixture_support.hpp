@@ -83,6 +83,22 @@ inline double max_scaled_error(const float* got, const float* ref, std::size_t n
   return worst;
 }
 
+// Error of a float32 result against the fixture's float64 truth (out_f64): max and root mean
+// square of |got - truth| over the elements.
+struct TruthError {
+  double max = 0, rms = 0;
+};
+inline TruthError truth_error(const float* got, const double* truth, std::size_t n) {
+  TruthError e;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = std::fabs(double(got[i]) - truth[i]);
+    e.max = std::isnan(d) ? std::numeric_limits<double>::infinity() : (d > e.max ? d : e.max);
+    e.rms += d * d;
+  }
+  e.rms = std::sqrt(e.rms / double(n ? n : 1));
+  return e;
+}
+
 // When F's key padding mask ignores a suffix of every sequence, writes the valid lengths
 // (F::batch of them) and returns true; false otherwise (or without a padding mask).
 template <class F>

@@ -25,6 +25,8 @@ Struct format: every struct has the same members, so one templated test reads an
     ([B,Sq,Skv] averaged, [B,H,Sq,Skv] per head), independent of batch_first.
   - floats are exact hex-float literals; -inf (float masks only) is
     `-std::numeric_limits<float>::infinity()`.
+  - `out_f64` (double): the truth, the same module, inputs and masks run in float64 (torch's
+    float32 `out` is one float32 implementation's error against it, emha's another).
 Causal cases: torch got the bool mask triu(ones(Sq, Skv), 1) (merged into the float mask as -inf
 when there is one); the header stores attn_mask_kind/attn_mask_* WITHOUT the causal part, since
 emha applies its own causal mask.
@@ -32,6 +34,7 @@ emha applies its own causal mask.
 The reference is computed on torch's Python path (F.multi_head_attention_forward): autograd stays
 enabled so torch never takes its fused "fast path", whose kernels differ between builds.
 """
+import copy
 import pathlib
 import zlib
 from dataclasses import dataclass
@@ -45,6 +48,7 @@ SMALL_LIMIT = 20000  # total array elements (weights + inputs + masks + outputs)
 WIDTH = 100
 NEG_INF = "-std::numeric_limits<float>::infinity()"
 BOOL_ARRAYS = {"key_padding_mask", "attn_mask_bool"}
+DOUBLE_ARRAYS = {"out_f64"}
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,18 @@ def run_torch(mha, case, query, key, value, padding, torch_mask):
     return out, weights
 
 
+def run_float64(mha, case, query, key, value, padding, torch_mask):
+    """The float64 truth: the same weights, inputs and masks, every operation in double."""
+    mha64 = copy.deepcopy(mha).double()
+    q, k, v = (t.double() for t in (query, key, value))
+    if case.self_attention:
+        k = v = q
+    mask = torch_mask.double() if torch_mask is not None and torch_mask.is_floating_point() else torch_mask
+    with torch.enable_grad():
+        out, _ = mha64(q, k, v, key_padding_mask=padding, need_weights=False, attn_mask=mask)
+    return out.detach().numpy()
+
+
 def generate(case):
     """All arrays of one fixture, in header order (None = absent)."""
     torch.manual_seed(zlib.crc32(case.name.encode()))
@@ -202,6 +218,7 @@ def generate(case):
     query, key, value = make_inputs(case)
     padding, emha_mask, torch_mask = draw_masks(case)
     out, weights = run_torch(mha, case, query, key, value, padding, torch_mask)
+    out_f64 = run_float64(mha, case, query, key, value, padding, torch_mask)
     param = lambda t: None if t is None else t.detach().numpy()  # noqa: E731
     return {
         "in_proj_weight": param(mha.in_proj_weight),
@@ -215,8 +232,14 @@ def generate(case):
         "key_padding_mask": None if padding is None else padding.numpy(),
         "attn_mask_bool": emha_mask.numpy() if case.mask == "bool" else None,
         "attn_mask_float": emha_mask.numpy() if case.mask == "float" else None,
-        "out": out, "attn_weights": weights,
+        "out": out, "attn_weights": weights, "out_f64": out_f64,
     }
+
+
+def double_literal(x):
+    assert np.isfinite(x), x
+    mantissa, exponent = float(x).hex().split("p")
+    return mantissa.rstrip("0").rstrip(".") + "p" + exponent
 
 
 def float_literal(x):
@@ -240,10 +263,11 @@ def wrap(tokens, indent):
 
 
 def array_member(name, arr):
-    ctype = "bool" if name in BOOL_ARRAYS else "float"
+    ctype = "bool" if name in BOOL_ARRAYS else "double" if name in DOUBLE_ARRAYS else "float"
     if arr is None:
         return [f"  static constexpr const {ctype}* {name} = nullptr;"]
-    fmt = (lambda v: "true" if v else "false") if ctype == "bool" else float_literal
+    fmt = {"bool": lambda v: "true" if v else "false", "double": double_literal,
+           "float": float_literal}[ctype]
     return ([f"  static constexpr {ctype} {name}[] = {{  // {list(arr.shape)}"]
             + wrap([fmt(v) + "," for v in arr.reshape(-1)], "    ") + ["  };"])
 
@@ -308,7 +332,7 @@ def main():
     small = []
     for case in CASES:
         arrays = generate(case)
-        count = sum(a.size for a in arrays.values() if a is not None)
+        count = sum(a.size for n, a in arrays.items() if a is not None and n != "out_f64")
         if count < SMALL_LIMIT:
             small.append(case.name)
         path = OUT_DIR / f"{case.name}.hpp"
