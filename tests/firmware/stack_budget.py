@@ -107,6 +107,20 @@ def read_library_frames(elf, objdump):
     return funcs
 
 
+def library_depth(library, sym, memo, elf):
+    """(bytes, chain) of the deepest path from `sym` down, on the image's disassembly alone."""
+    if sym in memo:
+        return memo[sym]
+    if sym not in library:
+        sys.exit(f"stack_budget: {sym} not found in {elf}")
+    memo[sym] = (0, [])  # a cycle in library code counts its frames once
+    own, children = library[sym]
+    best = max((library_depth(library, c, memo, elf) for c in sorted(children)), default=(0, []),
+               key=lambda b: b[0])
+    memo[sym] = (own + best[0], [f"{sym} (library): {own}"] + best[1])
+    return memo[sym]
+
+
 def referenced_symbols(ci_dir, objdump):
     """Symbols named by relocations of emha's objects: the functions the code really calls."""
     objs = [str(p) for p in pathlib.Path(ci_dir).rglob("*.o*") if p.suffix in (".o", ".obj")]
@@ -129,7 +143,7 @@ def main():
     referenced = referenced_symbols(args.ci_dir, args.objdump)
     builtin_alias = {"__builtin_memset": "memset", "__builtin_memcpy": "memcpy"}
 
-    memo, active = {}, set()
+    memo, active, lib_memo = {}, set(), {}
 
     def worst(title):
         """(bytes, chain) of the deepest path from `title` down."""
@@ -148,7 +162,7 @@ def main():
             if sym not in library:
                 sys.exit(f"stack_budget: {names.get(title, title)} is neither in a .ci file nor in {args.elf}")
             own, children, name = library[sym][0], library[sym][1], sym + " (library)"
-            resolve = worst_library
+            resolve = lambda s: library_depth(library, s, lib_memo, args.elf)  # noqa: E731
         best = (0, [])
         for c in sorted(children):
             if resolve is worst and frames.get(c) is None and builtin_alias.get(c, c) not in referenced \
@@ -161,19 +175,6 @@ def main():
         active.discard(title)
         memo[title] = result
         return result
-
-    lib_memo = {}
-
-    def worst_library(sym):
-        if sym in lib_memo:
-            return lib_memo[sym]
-        if sym not in library:
-            sys.exit(f"stack_budget: {sym} not found in {args.elf}")
-        lib_memo[sym] = (0, [])  # a cycle in library code counts its frames once
-        own, children = library[sym]
-        best = max((worst_library(c) for c in sorted(children)), default=(0, []), key=lambda b: b[0])
-        lib_memo[sym] = (own + best[0], [f"{sym} (library): {own}"] + best[1])
-        return lib_memo[sym]
 
     # Public entry points: defined with external linkage (no file prefix in the title).
     public = sorted(t for t, f in frames.items() if f is not None and ":" not in t)
@@ -217,15 +218,7 @@ def check_measurement(args, library):
     if not probes:
         sys.exit(f"stack_budget: no symbol of {args.elf} matches --probe {args.probe!r}")
     memo = {}
-
-    def deepest(sym):
-        if sym not in memo:
-            memo[sym] = 0
-            own, children = library[sym]
-            memo[sym] = own + max((deepest(c) for c in children if c in library), default=0)
-        return memo[sym]
-
-    predicted = max(deepest(s) for s in probes)
+    predicted = max(library_depth(library, s, memo, args.elf)[0] for s in probes)
     verdict = "within" if measured <= predicted else "ABOVE"
     print(f"measured: forward through the firmware's probe took {measured} bytes, {verdict} the "
           f"{predicted} bytes this analysis gives that call (probe trampoline included)")

@@ -34,17 +34,11 @@ struct InProj {
   const float* w[3];
   std::size_t ld[3];
   const float* bias[3];
-  const float* packed[3];  // gemm_f32_pack_b panels of W_i^T, or null
-  std::size_t packed_floats[3];
 };
 
-InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) noexcept {
+InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
   const std::size_t dd = d.d_model * d.d_model;
   InProj p{};
-  for (int i = 0; i < 3; ++i) {
-    p.packed[i] = packed.w[i];
-    p.packed_floats[i] = packed.floats[i];
-  }
   if (d.same_embed_dim()) {
     for (int i = 0; i < 3; ++i) {
       p.w[i] = w.in_proj_weight.data + i * dd;
@@ -63,14 +57,14 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed) n
 }
 
 // qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
-// the weights are pre-packed).
+// the weights are pre-packed: `packed` holds their panels, else all null).
 template <class K>
-Status project(const MhaDims& d, const InProj& p, int first, int count, Rows<const float> x,
-               std::size_t rows, float* qkv, ArenaRef& arena) noexcept {
+Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed, int first, int count,
+               Rows<const float> x, std::size_t rows, float* qkv, ArenaRef& arena) noexcept {
   const std::size_t ldqkv = 3 * d.d_model;
-  if (p.packed[first])
-    return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, p.packed[first],
-                             p.packed_floats[first], qkv + first * d.d_model, ldqkv,
+  if (packed.w[first])
+    return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, packed.w[first],
+                             packed.floats[first], qkv + first * d.d_model, ldqkv,
                              GemmOptions{1.0f, 0.0f, p.bias[first]});
   return K::gemm(rows, count * d.d_model, p.ld[first], x.p, x.ld, p.w[first], p.ld[first],
                   Trans::transpose, qkv + first * d.d_model, ldqkv, arena,
@@ -114,16 +108,17 @@ template <class K>
 [[gnu::noinline]] Status project_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const std::size_t sq = s.sh.seq_q, skv = s.sh.seq_kv;
-  const InProj p = in_proj(d, s.w, s.packed);
-  const bool fuse_kv = d.same_embed_dim() && s.key.data == s.value.data && !s.packed.w[1];
+  const InProj p = in_proj(d, s.w);
+  const MhaPacked& pk = s.packed;
+  const bool fuse_kv = d.same_embed_dim() && s.key.data == s.value.data && !pk.w[1];
   const bool fuse_qkv = fuse_kv && s.query.data == s.key.data && sq == skv;
   const Rows<const float> xq = rows_of(s.query.data, b, sq, d.d_model, s.sh);
-  if (fuse_qkv) return project<K>(d, p, 0, 3, xq, sq, s.qkv, s.arena);
-  EMHA_TRY(project<K>(d, p, 0, 1, xq, sq, s.qkv, s.arena));
+  if (fuse_qkv) return project<K>(d, p, pk, 0, 3, xq, sq, s.qkv, s.arena);
+  EMHA_TRY(project<K>(d, p, pk, 0, 1, xq, sq, s.qkv, s.arena));
   const Rows<const float> xk = rows_of(s.key.data, b, skv, d.kdim, s.sh);
-  if (fuse_kv) return project<K>(d, p, 1, 2, xk, skv, s.qkv, s.arena);
-  EMHA_TRY(project<K>(d, p, 1, 1, xk, skv, s.qkv, s.arena));
-  return project<K>(d, p, 2, 1, rows_of(s.value.data, b, skv, d.vdim, s.sh), skv, s.qkv, s.arena);
+  if (fuse_kv) return project<K>(d, p, pk, 1, 2, xk, skv, s.qkv, s.arena);
+  EMHA_TRY(project<K>(d, p, pk, 1, 1, xk, skv, s.qkv, s.arena));
+  return project<K>(d, p, pk, 2, 1, rows_of(s.value.data, b, skv, d.vdim, s.sh), skv, s.qkv, s.arena);
 }
 
 // Stage 2: every head of sequence b into ctx, fused unless the attention weights are wanted.
@@ -181,7 +176,7 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
 }  // namespace
 
 MhaPacked pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
-  const InProj p = in_proj(d, w, MhaPacked{});
+  const InProj p = in_proj(d, w);
   const std::size_t D = d.d_model;
   const float* src[4] = {p.w[0], p.w[1], p.w[2], w.out_proj_weight.data};
   const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], D};

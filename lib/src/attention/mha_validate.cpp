@@ -51,22 +51,37 @@ bool valid(MaskShape m) noexcept {
   return m == MaskShape::shared || m == MaskShape::per_head || m == MaskShape::per_batch_head;
 }
 
-std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape m) noexcept {
+// The elements forward() reads or writes of each span, for one call's shape and options: the
+// size checks and the overlap check both measure spans by these.
+struct Elements {
+  std::size_t query, key, value, out;  // [B, S, dim] each
+  std::size_t attn_weights;            // [B, S_q, S_kv], times heads when not averaged
+  std::size_t keys;                    // [B, S_kv]: key_ignored
+  std::size_t attn_mask;               // attn_masked / attn_additive, per attn_mask_shape
+};
+
+Elements elements(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o) noexcept {
   const std::size_t block = sh.seq_q * sh.seq_kv;
-  if (m == MaskShape::per_head) return d.heads * block;
-  if (m == MaskShape::per_batch_head) return sh.batch * d.heads * block;
-  return block;
+  const MaskShape m = o.masks.attn_mask_shape;
+  return {sh.batch * sh.seq_q * d.d_model,
+          sh.batch * sh.seq_kv * d.kdim,
+          sh.batch * sh.seq_kv * d.vdim,
+          sh.batch * sh.seq_q * d.d_model,
+          sh.batch * block * (o.average_attn_weights ? 1 : d.heads),
+          sh.batch * sh.seq_kv,
+          m == MaskShape::per_head         ? d.heads * block
+          : m == MaskShape::per_batch_head ? sh.batch * d.heads * block
+                                           : block};
 }
 
-Status check_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m) noexcept {
+Status check_masks(const AttentionShape& sh, const AttentionMasks& m, const Elements& n) noexcept {
   if (!valid(m.attn_mask_shape)) return Status::invalid_argument;
-  EMHA_TRY(check_optional(m.key_ignored, sh.batch * sh.seq_kv));
+  EMHA_TRY(check_optional(m.key_ignored, n.keys));
   EMHA_TRY(check_optional(m.key_lengths, sh.batch));
   for (std::size_t b = 0; m.key_lengths.data && b < sh.batch; ++b)
     if (m.key_lengths.data[b] > sh.seq_kv) return Status::invalid_argument;
-  const std::size_t n = mask_elements(d, sh, m.attn_mask_shape);
-  EMHA_TRY(check_optional(m.attn_masked, n));
-  return check_optional(m.attn_additive, n);
+  EMHA_TRY(check_optional(m.attn_masked, n.attn_mask));
+  return check_optional(m.attn_additive, n.attn_mask);
 }
 
 // The bytes [begin, end) that forward() reads or writes of a span: its first `n` elements
@@ -86,19 +101,18 @@ bool overlap(Bytes a, Bytes b) noexcept {
 // An output that shares a byte with anything forward() reads, or with the other output or the
 // arena, would be read after it was written (a later sequence's inputs, masks or weights) or
 // overwrite scratch in use.
-Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
-                        const AttentionShape& sh, Span<const float> q, Span<const float> k,
-                        Span<const float> v, Span<float> out, const ForwardOptions& o) noexcept {
+Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const AttentionShape& sh,
+                        Span<const float> q, Span<const float> k, Span<const float> v,
+                        Span<float> out, const ForwardOptions& o, const Elements& n) noexcept {
   const AttentionMasks& m = o.masks;
-  const std::size_t mask_n = mask_elements(d, sh, m.attn_mask_shape);
   const Bytes reads[] = {
-      bytes_of(q.data, sh.batch * sh.seq_q * d.d_model),
-      bytes_of(k.data, sh.batch * sh.seq_kv * d.kdim),
-      bytes_of(v.data, sh.batch * sh.seq_kv * d.vdim),
-      bytes_of(m.key_ignored.data, sh.batch * sh.seq_kv),
+      bytes_of(q.data, n.query),
+      bytes_of(k.data, n.key),
+      bytes_of(v.data, n.value),
+      bytes_of(m.key_ignored.data, n.keys),
       bytes_of(m.key_lengths.data, sh.batch),
-      bytes_of(m.attn_masked.data, mask_n),
-      bytes_of(m.attn_additive.data, mask_n),
+      bytes_of(m.attn_masked.data, n.attn_mask),
+      bytes_of(m.attn_additive.data, n.attn_mask),
       bytes_of(w.in_proj_weight.data, w.in_proj_weight.size),
       bytes_of(w.q_proj_weight.data, w.q_proj_weight.size),
       bytes_of(w.k_proj_weight.data, w.k_proj_weight.size),
@@ -108,9 +122,8 @@ Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& a
       bytes_of(w.out_proj_bias.data, w.out_proj_bias.size),
       bytes_of(static_cast<const unsigned char*>(arena.base()), arena.capacity()),
   };
-  const Bytes y = bytes_of(out.data, sh.batch * sh.seq_q * d.d_model);
-  const std::size_t per_batch = sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads);
-  const Bytes p = bytes_of(o.attn_weights.data, sh.batch * per_batch);
+  const Bytes y = bytes_of(out.data, n.out);
+  const Bytes p = bytes_of(o.attn_weights.data, n.attn_weights);
   if (overlap(y, p)) return Status::overlap;
   for (const Bytes& r : reads)
     if (overlap(y, r) || overlap(p, r)) return Status::overlap;
@@ -127,15 +140,15 @@ Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& are
   if (sh.seq_q > d.max_seq_q || sh.seq_kv > d.max_seq_kv || sh.batch > d.max_batch)
     return Status::too_long;
   if (!std::isfinite(o.scale)) return Status::invalid_argument;
-  EMHA_TRY(check_span(q, sh.batch * sh.seq_q * d.d_model));
-  EMHA_TRY(check_span(k, sh.batch * sh.seq_kv * d.kdim));
-  EMHA_TRY(check_span(v, sh.batch * sh.seq_kv * d.vdim));
-  EMHA_TRY(check_span(out, sh.batch * sh.seq_q * d.d_model));
-  const std::size_t per_batch = sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads);
-  EMHA_TRY(check_optional(o.attn_weights, sh.batch * per_batch));
-  EMHA_TRY(check_masks(d, sh, o.masks));
+  const Elements n = elements(d, sh, o);
+  EMHA_TRY(check_span(q, n.query));
+  EMHA_TRY(check_span(k, n.key));
+  EMHA_TRY(check_span(v, n.value));
+  EMHA_TRY(check_span(out, n.out));
+  EMHA_TRY(check_optional(o.attn_weights, n.attn_weights));
+  EMHA_TRY(check_masks(sh, o.masks, n));
   if (o.attn_weights.data && !d.weights) return Status::invalid_argument;
-  EMHA_TRY(check_no_overlap(d, w, arena, sh, q, k, v, out, o));
+  EMHA_TRY(check_no_overlap(w, arena, sh, q, k, v, out, o, n));
   if (arena.available() < mha_arena_bytes(d)) return Status::no_space;
   return Status::ok;
 }

@@ -68,6 +68,12 @@ void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Tra
   }
 }
 
+// Whether `floats` hold the panels of op(B) [k x n] (k > 0) in this build's panel width: k rows of
+// n rounded up to NR (gemm_f32_packed_b_floats, for every build's NR, is at least that).
+bool packed_b_fits(std::size_t n, std::size_t k, std::size_t floats) noexcept {
+  return floats / k >= gemm_round_up(n, gemm_nr);
+}
+
 // k == 0: C = bias + beta * C.
 void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
                const GemmOptions& o) noexcept {
@@ -178,7 +184,7 @@ Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t
   EMHA_ASSERT(trans_b == Trans::none || trans_b == Trans::transpose);
   EMHA_ASSERT(ldb >= (trans_b == Trans::none ? n : k));
   const std::size_t n_padded = gemm_round_up(n, gemm_nr);
-  if (packed_floats / k < n_padded) return Status::size_mismatch;
+  if (!packed_b_fits(n, k, packed_floats)) return Status::size_mismatch;
   for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
     const std::size_t kc = gemm_min(gemm_kc, k - pc);
     pack_b(kc, n, op_b_at(b, ldb, trans_b, pc, 0), ldb, trans_b, packed + pc * n_padded);
@@ -191,7 +197,7 @@ Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const flo
                           float* c, std::size_t ldc, const GemmOptions& o) noexcept {
   if (m == 0 || n == 0) return Status::ok;
   if (!c || (k != 0 && (!a || !packed_b))) return Status::null_pointer;
-  if (k != 0 && packed_floats / k < gemm_round_up(n, gemm_nr)) return Status::size_mismatch;
+  if (k != 0 && !packed_b_fits(n, k, packed_floats)) return Status::size_mismatch;
   EMHA_ASSERT(lda >= k && ldc >= n);
   if (k == 0) {
     gemm_no_k(m, n, c, ldc, o);
