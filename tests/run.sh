@@ -26,6 +26,12 @@ configure_build_test() {
 
 configure_build_test native-release -DCMAKE_BUILD_TYPE=Release
 configure_build_test native-asan -DCMAKE_BUILD_TYPE=Debug -DEMHA_SANITIZE=ON
+step "native-tsan: ThreadSanitizer (clang 14) on the attention and thread tests, forward() split over 2 workers"
+CC=clang CXX=clang++ cmake -S "$root" -B "$out/native-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DEMHA_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+cmake --build "$out/native-tsan" -j "$jobs" --target emha_tests
+TSAN_OPTIONS=halt_on_error=1 "$out/native-tsan/tests/emha_tests" \
+  --test-case='*thread*,parallel_for*,MultiHeadAttention*,*fused*,*causal*,*mask*'
 configure_build_test native-scalar -DCMAKE_BUILD_TYPE=Release -DEMHA_SIMD=OFF
 # The AVX-512 kernels (6 x 32 tiles, EMHA_X86_ISA=native) run only where the CPU has them.
 if grep -qw avx512bw /proc/cpuinfo; then

@@ -51,9 +51,15 @@ struct EmhaMha {
   emha::Status (*forward_reference)(const MhaProblem&, float* y) = nullptr;  // scalar oracle
 };
 
-template <std::size_t S, std::size_t D, std::size_t H>
+// The config of a case: max_threads task slots (1: the single-thread layer users get by default).
+template <std::size_t S, std::size_t D, std::size_t H, std::size_t Threads>
+struct BenchConfig : emha::MhaConfig<D, H, S> {
+  static constexpr std::size_t max_threads = Threads;
+};
+
+template <std::size_t S, std::size_t D, std::size_t H, std::size_t Threads = 1>
 struct EmhaFor {
-  using Mha = emha::MultiHeadAttention<emha::MhaConfig<D, H, S>>;
+  using Mha = emha::MultiHeadAttention<BenchConfig<S, D, H, Threads>>;
 
   // Static storage: the object holds its arena (arena_bytes, megabytes for the large configs).
   static Mha& instance() {

@@ -40,4 +40,21 @@ void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
   std::fflush(out);
 }
 
+void print_thread_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
+                          const std::map<std::string, Measured>& results, std::size_t workers) {
+  if (workers < 2 || results.empty()) return;
+  const std::string split = "/wall/threads:" + std::to_string(workers);
+  std::fprintf(out, "\nthreads: forward() split over %zu workers (emha::port::start_workers), wall "
+               "microseconds, median of the repetitions\n\n%-26s %12s %12s %9s\n", workers,
+               "config", "1 thread us", "split us", "speedup");
+  for (const MhaSummaryRow& row : rows) {
+    const auto one = results.find(row.name + "/wall/threads:1");
+    const auto many = results.find(row.name + split);
+    if (one == results.end() || many == results.end() || many->second.time_s <= 0.0) continue;
+    std::fprintf(out, "%-26s %12.1f %12.1f %8.2fx\n", row.name.c_str(), one->second.time_s * 1e6,
+                 many->second.time_s * 1e6, one->second.time_s / many->second.time_s);
+  }
+  std::fflush(out);
+}
+
 }  // namespace emha_bench

@@ -24,4 +24,9 @@ struct MhaSummaryRow {
 void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
                        const std::map<std::string, Measured>& results, const Peaks& peaks);
 
+// Prints, per row: wall-time medians of forward() on one thread and split over `workers`, and
+// their ratio (the speedup). Nothing when only one worker runs.
+void print_thread_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
+                          const std::map<std::string, Measured>& results, std::size_t workers);
+
 }  // namespace emha_bench

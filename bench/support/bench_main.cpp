@@ -37,7 +37,10 @@ class RunCollector {
                              (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
     Series& s = series_[name];
     if (r.error_occurred) s.error = r.error_message.empty() ? "error" : r.error_message;
-    const double seconds = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+    // CPU time, unless the benchmark asked for wall time (UseRealTime: a split forward).
+    const double adjusted = r.run_name.time_type == "real_time" ? r.GetAdjustedRealTime()
+                                                                : r.GetAdjustedCPUTime();
+    const double seconds = adjusted / benchmark::GetTimeUnitMultiplier(r.time_unit);
     if (r.run_type == Run::RT_Iteration) {
       s.times.push_back(seconds);
       for (const auto& c : r.counters) s.counters[c.first].push_back(c.second.value);

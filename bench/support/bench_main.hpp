@@ -26,7 +26,7 @@ namespace emha_bench {
 // was preempted, which is noise, not the code's cost. Every implementation here is
 // single-threaded, so no work runs on threads this clock misses. Real time is in the JSON too.
 struct Measured {
-  double time_s = 0.0;                   // CPU seconds per iteration
+  double time_s = 0.0;                   // CPU seconds per iteration (wall: UseRealTime ones)
   std::map<std::string, double> counters;  // user counters (GFLOPS, peak_frac, ...), final values
   std::string error;                     // SkipWithError message, empty if it ran
 };

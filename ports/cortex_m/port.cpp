@@ -161,4 +161,11 @@ std::uint64_t now_ns() noexcept {
 
 const char* name() noexcept { return "cortex_m"; }
 
+// No threads: parallel_for runs every task on the caller, in order.
+void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept {
+  for (std::size_t i = 0; i < tasks; ++i) task(context, i);
+}
+std::size_t workers() noexcept { return 1; }
+std::size_t start_workers(std::size_t) noexcept { return 1; }
+
 }  // namespace emha::port

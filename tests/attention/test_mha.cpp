@@ -62,6 +62,10 @@ constexpr double reorder_tol = 1e-5;
 
 }  // namespace
 
+struct Threads3 : emha::MhaConfig<64, 4, 32> {
+  static constexpr std::size_t max_threads = 3;
+};
+
 TEST_CASE("arena bytes of reference configs are pinned") {
   // Regression guard on the memory budget (TFLM memory_arena_threshold_test): a change in these
   // numbers must be deliberate. Formula in lib/include/emha/attention/mha_plan.hpp.
@@ -69,11 +73,13 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   using B = emha::MultiHeadAttention<emha::MhaConfig<128, 4, 64>>;
   using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
   using A_in_place = emha::MultiHeadAttention<InPlace>;
-  // (64, 4, 32): live Q|K|V 32*192*4+64 and ctx 32*64*4+64; then the larger of the fused
-  // path (score tile 32*32*4+64, row max and sum 2*(32*4+64), the tile GEMMs' scratch: one
-  // packed panel of gemm_max_nr columns, 32*32*4+64 for P_t*V_t) and the unfused one (scores
-  // 32*32*4+64, the same panel).
-  CHECK(A::arena_bytes == 24640 + 8256 + (4160 + 384 + 4160));
+  // (64, 4, 32): live Q|K|V 32*192*4+64 and ctx 32*64*4+64; then one task slot (+64 for the
+  // slots' alignment) of the larger of the fused path (score tile 32*32*4+64, row max and sum
+  // 2*(32*4+64), the tile GEMMs' scratch: one packed panel of gemm_max_nr columns, 32*32*4+64
+  // for P_t*V_t) and the unfused one (scores 32*32*4+64, the same panel).
+  CHECK(A::arena_bytes == 24640 + 8256 + (4160 + 384 + 4160) + 64);
+  // max_threads = 3: three slots, each a multiple of 64 bytes.
+  CHECK(emha::MultiHeadAttention<Threads3>::arena_bytes == 24640 + 8256 + 3 * (4160 + 384 + 4160) + 64);
   // Weights read in place: x*W_in^T packs W^T per call, one panel at a time (32 x 64 floats of A
   // are within gemm_per_panel_max_a_floats): 32*64*4+64, less than the fused path takes.
   CHECK(A_in_place::arena_bytes == A::arena_bytes);
@@ -82,8 +88,8 @@ TEST_CASE("arena bytes of reference configs are pinned") {
   CHECK(A_in_place::packed_weight_bytes == 0);
   // (128, 4, 64) and (256, 8, 128): the fused path is the larger, by its row max and sum (one
   // tile covers all S x S scores at these lengths); P_t*V_t packs one 32 x S panel.
-  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + 2 * (64 * 4 + 64) + 32 * 64 * 4 + 64));
-  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + 2 * (128 * 4 + 64) + 32 * 128 * 4 + 64));
+  CHECK(B::arena_bytes == 98368 + 32832 + (16448 + 2 * (64 * 4 + 64) + 32 * 64 * 4 + 64) + 64);
+  CHECK(C::arena_bytes == 393280 + 131136 + (65600 + 2 * (128 * 4 + 64) + 32 * 128 * 4 + 64) + 64);
 }
 
 namespace {
@@ -271,10 +277,10 @@ struct FusedOnly : LongCross {
 }  // namespace
 
 TEST_CASE("fused tiles agree with the unfused path over many tiles and every mask") {
-  constexpr std::size_t D = 40, H = 4, SQ = 107, SKV = 203, B = 2;
-  const auto w_q = emha::test::uniform(D * D, 1, -0.3f, 0.3f), w_k = emha::test::uniform(D * 24, 2, -0.3f, 0.3f);
-  const auto w_v = emha::test::uniform(D * D, 3, -0.3f, 0.3f), w_o = emha::test::uniform(D * D, 4, -0.3f, 0.3f);
-  const auto b_in = emha::test::uniform(3 * D, 5), b_o = emha::test::uniform(D, 6);
+  constexpr std::size_t DM = 40, H = 4, SQ = 107, SKV = 203, B = 2;
+  const auto w_q = emha::test::uniform(DM * DM, 1, -0.3f, 0.3f), w_k = emha::test::uniform(DM * 24, 2, -0.3f, 0.3f);
+  const auto w_v = emha::test::uniform(DM * DM, 3, -0.3f, 0.3f), w_o = emha::test::uniform(DM * DM, 4, -0.3f, 0.3f);
+  const auto b_in = emha::test::uniform(3 * DM, 5), b_o = emha::test::uniform(DM, 6);
   emha::MhaWeights w;
   w.q_proj_weight = {w_q.data(), w_q.size()};
   w.k_proj_weight = {w_k.data(), w_k.size()};
@@ -282,8 +288,8 @@ TEST_CASE("fused tiles agree with the unfused path over many tiles and every mas
   w.in_proj_bias = {b_in.data(), b_in.size()};
   w.out_proj_weight = {w_o.data(), w_o.size()};
   w.out_proj_bias = {b_o.data(), b_o.size()};
-  const auto q = emha::test::uniform(B * SQ * D, 7, -2, 2), k = emha::test::uniform(B * SKV * 24, 8, -2, 2);
-  const auto v = emha::test::uniform(B * SKV * D, 9, -2, 2);
+  const auto q = emha::test::uniform(B * SQ * DM, 7, -2, 2), k = emha::test::uniform(B * SKV * 24, 8, -2, 2);
+  const auto v = emha::test::uniform(B * SKV * DM, 9, -2, 2);
   auto additive = emha::test::uniform(H * SQ * SKV, 10);
   for (std::size_t i = 0; i < additive.size(); i += 7) additive[i] = emha::mask_neg_inf;
 
@@ -308,7 +314,7 @@ TEST_CASE("fused tiles agree with the unfused path over many tiles and every mas
   for (const Case& c : cases) {
     for (emha::Layout layout : {emha::Layout::batch_first, emha::Layout::seq_first}) {
       const emha::AttentionShape shape{SQ, SKV, B, layout};
-      std::vector<float> fused(B * SQ * D), fused2(B * SQ * D), unfused(B * SQ * D), ref(B * SQ * D);
+      std::vector<float> fused(B * SQ * DM), fused2(B * SQ * DM), unfused(B * SQ * DM), ref(B * SQ * DM);
       std::vector<float> weights(B * SQ * SKV);
       emha::ForwardOptions o;
       o.masks = c.masks;
@@ -323,9 +329,9 @@ TEST_CASE("fused tiles agree with the unfused path over many tiles and every mas
                            {unfused.data(), unfused.size()}, o) == Status::ok);
       // Float32 chains of length ~ d_model + d_k + S_kv + d_model on O(1) values, both sides:
       // the parity budget 4 * n * u * (1 + |ref|) (fixture_support.hpp).
-      const double tol = 4.0 * double(24 + 10 + SKV + D) * emha::test::u32;
+      const double tol = 4.0 * double(24 + 10 + SKV + DM) * emha::test::u32;
       const double worst = max_scaled_diff(fused, unfused), worst_ref = max_scaled_diff(fused, ref);
-      INFO(std::string(c.name) << (layout == emha::Layout::seq_first ? ", [S, B, D]" : ", [B, S, D]") << ": fused vs unfused "
+      INFO(std::string(c.name) << (layout == emha::Layout::seq_first ? ", [S, B, DM]" : ", [B, S, DM]") << ": fused vs unfused "
                   << worst << ", vs reference " << worst_ref << ", tolerance " << tol);
       CHECK(worst <= tol);
       CHECK(worst_ref <= tol);
@@ -333,7 +339,7 @@ TEST_CASE("fused tiles agree with the unfused path over many tiles and every mas
     }
   }
   CHECK(emha::MultiHeadAttention<FusedOnly>::arena_bytes < emha::MultiHeadAttention<LongCross>::arena_bytes);
-  std::vector<float> out(B * SQ * D), weights(B * SQ * SKV);
+  std::vector<float> out(B * SQ * DM), weights(B * SQ * SKV);
   emha::ForwardOptions o;
   o.attn_weights = {weights.data(), weights.size()};
   CHECK(fused_only->forward({SQ, SKV, B}, {q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()},

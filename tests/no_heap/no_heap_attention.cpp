@@ -23,3 +23,33 @@ NoHeapAttentionResult run_attention_without_heap() noexcept {
   ok = ok && mha.forward(emha::test::fixture_shape<F>(), q, q, q, out, opt) == emha::Status::ok;
   return {ok};
 }
+
+namespace {
+struct Threaded : emha::MhaConfig<256, 8, 128> {
+  static constexpr std::size_t max_threads = 2;
+};
+constexpr std::size_t D = 256, S = 128, H = 8;
+float g_in_w[3 * D * D], g_in_b[3 * D], g_out_w[D * D], g_out_b[D], g_x[S * D], g_y[S * D];
+float g_weights[H * S * S];
+emha::MultiHeadAttention<Threaded> g_threaded;  // 1.7 MB: static, not on the stack
+}  // namespace
+
+NoHeapAttentionResult run_threaded_attention_without_heap() noexcept {
+  for (std::size_t i = 0; i < sizeof g_in_w / sizeof *g_in_w; ++i) g_in_w[i] = float(i % 13) * 0.004f - 0.02f;
+  for (std::size_t i = 0; i < sizeof g_out_w / sizeof *g_out_w; ++i) g_out_w[i] = float(i % 11) * 0.004f - 0.02f;
+  for (std::size_t i = 0; i < sizeof g_x / sizeof *g_x; ++i) g_x[i] = float(i % 17) * 0.1f - 0.8f;
+  emha::MhaWeights w;
+  w.in_proj_weight = g_in_w;
+  w.in_proj_bias = g_in_b;
+  w.out_proj_weight = g_out_w;
+  w.out_proj_bias = g_out_b;
+  bool ok = g_threaded.set_weights(w) == emha::Status::ok;
+  emha::ForwardOptions opt;
+  opt.masks.causal = true;
+  const emha::AttentionShape shape{S, S, 1, emha::Layout::batch_first};
+  ok = ok && g_threaded.forward(shape, g_x, g_x, g_x, g_y, opt) == emha::Status::ok;
+  opt.attn_weights = g_weights;
+  opt.average_attn_weights = false;
+  ok = ok && g_threaded.forward(shape, g_x, g_x, g_x, g_y, opt) == emha::Status::ok;
+  return {ok};
+}

@@ -7,3 +7,8 @@ struct NoHeapAttentionResult {
 // Constructs a MultiHeadAttention, sets its weights and runs forward with every mask kind and
 // attention weights requested. Called with the heap gate armed.
 NoHeapAttentionResult run_attention_without_heap() noexcept;
+
+// A layer of max_threads = 2 large enough that every stage splits (S = 128, d_model 256),
+// forward with masks, without and with per-head attention weights. The caller has started the
+// port's workers (emha::port::start_workers allocates their stacks) before arming the gate.
+NoHeapAttentionResult run_threaded_attention_without_heap() noexcept;

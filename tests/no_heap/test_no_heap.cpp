@@ -10,6 +10,7 @@
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/softmax.hpp"
+#include "emha/port.hpp"
 #include "heap_gate.hpp"
 #include "no_heap_attention.hpp"
 
@@ -63,6 +64,15 @@ TEST_CASE("arena and kernels do not touch the heap") {
 TEST_CASE("MultiHeadAttention construction and forward do not touch the heap") {
   heap_gate::arm();
   const NoHeapAttentionResult r = run_attention_without_heap();
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(r.ok);
+  CHECK(attempts == 0);
+}
+
+TEST_CASE("a forward split over the port's worker threads does not touch the heap") {
+  REQUIRE(emha::port::start_workers(2) == 2);  // outside the gate: creating threads allocates
+  heap_gate::arm();
+  const NoHeapAttentionResult r = run_threaded_attention_without_heap();
   const std::size_t attempts = heap_gate::disarm();
   CHECK(r.ok);
   CHECK(attempts == 0);

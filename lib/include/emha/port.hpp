@@ -2,6 +2,7 @@
 // Platform hooks: declared once here, defined per platform in ports/<name>/port.cpp
 // (chosen by the CMake option EMHA_PORT). lib/ calls nothing platform-specific but these.
 
+#include <cstddef>
 #include <cstdint>
 
 namespace emha::port {
@@ -18,6 +19,23 @@ std::uint64_t now_ns() noexcept;
 // A free-running cycle (or tick) counter and its frequency in Hz; both 0 when unavailable.
 std::uint64_t cycles() noexcept;
 std::uint64_t cycles_per_second() noexcept;
+
+// Threads. parallel_for(tasks, task, context) calls task(context, i) once for every i in
+// [0, tasks), on any of the workers, and returns when every call has returned. Which thread runs
+// which task is not fixed: a task owns what its index names (emha gives task i scratch slot i),
+// so results never depend on it. Calls from several threads at once are serialized. posix: a
+// fixed set of threads the application starts once at init, outside any no-heap zone (creating
+// a thread allocates its stack); until then, and on the cortex_m and none ports, the tasks run
+// one after another on the caller.
+using ParallelTask = void (*)(void* context, std::size_t task) noexcept;
+void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept;
+
+// Threads parallel_for runs tasks on, the caller's included: 1 when it runs them serially.
+std::size_t workers() noexcept;
+
+// Starts threads - 1 worker threads beside the caller's (posix; once, at init: a second call
+// returns the current count) and returns workers(). Serial ports start nothing and return 1.
+std::size_t start_workers(std::size_t threads) noexcept;
 
 // The port's name ("posix", "cortex_m", "none").
 const char* name() noexcept;

@@ -3,9 +3,9 @@
 // [S_kv x d_k] (rows `ld` apart) into its columns of the context ctx_h [S_q x d_k]:
 //   unfused: S = scale Q_h K_h^T [S_q x S_kv], masks, P = softmax(S), ctx_h = P V_h; P can be
 //            handed to the caller (attention weights);
-//   fused:   flash-attention style, query tiles of mha_block_q rows against key tiles of
-//            mha_block_kv with the online softmax: the score matrix never exists whole, so the
-//            scratch is constant in S_kv.
+//   fused:   flash-attention style, query tiles of mha_block_q rows (each tile an item a task
+//            of the stage runs) against key tiles of mha_block_kv with the online softmax: the
+//            score matrix never exists whole, so the scratch is constant in S_kv.
 // Both apply the same masks through apply_masks(), so they agree to float rounding.
 
 #include <cstddef>
@@ -117,33 +117,37 @@ struct FusedScratch {
   float* row_sum;
 };
 
+// Query tiles of the fused path: rows [q0, q0 + mha_block_q) for q0 = 0, mha_block_q, ...
+inline std::size_t fused_tiles(const AttentionShape& sh) noexcept {
+  return (sh.seq_q + mha_block_q - 1) / mha_block_q;
+}
+
+// The fused path for query rows [q0, q0 + mha_block_q) of head h (one task's item).
 template <class K>
 [[gnu::noinline]] Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
-                    std::size_t b, std::size_t h, const HeadInputs& in, float scale,
+                    std::size_t b, std::size_t h, std::size_t q0, const HeadInputs& in, float scale,
                     const FusedScratch& f, const HeadOutput& out, ArenaRef& arena) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
-  for (std::size_t q0 = 0; q0 < sq; q0 += mha_block_q) {
-    const std::size_t bq = sq - q0 < mha_block_q ? sq - q0 : mha_block_q;
-    float* ctx = out.ctx + q0 * out.ld;  // not cleared: the first key tile stores, later ones add
-    for (std::size_t i = 0; i < bq; ++i) {
-      f.row_max[i] = neg_inf;
-      f.row_sum[i] = 0.0f;
-    }
-    // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
-    const std::size_t causal_end = causal_offset(o.masks, sh) + q0 + bq;
-    const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
-    for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
-      const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
-      EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld, in.ld, in.k + k0 * in.ld, in.ld,
-                       Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
-      apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, f.s, lds);
-      K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
-      EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld, in.ld, Trans::none, ctx, out.ld,
-                       arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
-    }
-    K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
+  const std::size_t bq = sq - q0 < mha_block_q ? sq - q0 : mha_block_q;
+  float* ctx = out.ctx + q0 * out.ld;  // not cleared: the first key tile stores, later ones add
+  for (std::size_t i = 0; i < bq; ++i) {
+    f.row_max[i] = neg_inf;
+    f.row_sum[i] = 0.0f;
   }
+  // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
+  const std::size_t causal_end = causal_offset(o.masks, sh) + q0 + bq;
+  const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
+  for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
+    const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
+    EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld, in.ld, in.k + k0 * in.ld, in.ld,
+                     Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
+    apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, f.s, lds);
+    K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
+    EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld, in.ld, Trans::none, ctx, out.ld,
+                     arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
+  }
+  K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
   return Status::ok;
 }
 

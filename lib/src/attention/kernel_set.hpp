@@ -9,6 +9,7 @@
 #include "emha/kernels/softmax.hpp"
 #include "emha/kernels/softmax_ref.hpp"
 #include "isa_kernels.hpp"
+#include "kernels/gemm_columns.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -19,10 +20,14 @@ struct SimdKernels {
                      ArenaRef& arena, const GemmOptions& o) noexcept {
     return detail::gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
   }
-  static Status gemm_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
-                               std::size_t lda, const float* packed_b, std::size_t packed_floats,
-                               float* c, std::size_t ldc, const GemmOptions& o) noexcept {
-    return detail::gemm_f32_prepacked(m, n, k, a, lda, packed_b, packed_floats, c, ldc, o);
+  // Columns [j0, j1) of C[m x n] (gemm_columns.hpp).
+  static Status gemm_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0,
+                                       std::size_t j1, std::size_t k, const float* a,
+                                       std::size_t lda, const float* packed_b,
+                                       std::size_t packed_floats, float* c, std::size_t ldc,
+                                       const GemmOptions& o) noexcept {
+    return detail::gemm_f32_prepacked_columns(m, n, j0, j1, k, a, lda, packed_b, packed_floats, c,
+                                              ldc, o);
   }
   static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds) noexcept {
     detail::softmax_f32(rows, n, s, lds, s, lds, SoftmaxOptions{});
@@ -45,9 +50,10 @@ struct RefKernels {
     return Status::ok;
   }
   // The reference path always reads the weights in place (it is given no packed weights).
-  static Status gemm_prepacked(std::size_t, std::size_t, std::size_t, const float*, std::size_t,
-                               const float*, std::size_t, float*, std::size_t,
-                               const GemmOptions&) noexcept {
+  static Status gemm_prepacked_columns(std::size_t, std::size_t, std::size_t, std::size_t,
+                                       std::size_t, const float*, std::size_t, const float*,
+                                       std::size_t, float*, std::size_t,
+                                       const GemmOptions&) noexcept {
     return Status::invalid_argument;
   }
   static void softmax(std::size_t rows, std::size_t n, float* s, std::size_t lds) noexcept {

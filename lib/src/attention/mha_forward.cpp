@@ -10,6 +10,7 @@
 #include "attention/head_attention.hpp"
 #include "attention/kernel_set.hpp"
 #include "attention/mha_validate.hpp"
+#include "attention/parallel.hpp"
 #include "attention/return_on_error.hpp"
 
 namespace emha::detail {
@@ -57,32 +58,24 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
 }
 
 // qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
-// the weights are pre-packed: `packed` holds their panels, else all null).
+// the weights are pre-packed: `packed` holds their panels, else all null), in column blocks
+// over the task slots.
 template <class K>
 Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed, int first, int count,
-               Rows<const float> x, std::size_t rows, float* qkv, ArenaRef& arena) noexcept {
-  const std::size_t ldqkv = 3 * d.d_model;
-  if (packed.w[first])
-    return K::gemm_prepacked(rows, d.d_model, p.ld[first], x.p, x.ld, packed.w[first],
-                             packed.floats[first], qkv + first * d.d_model, ldqkv,
-                             GemmOptions{1.0f, 0.0f, p.bias[first]});
-  return K::gemm(rows, count * d.d_model, p.ld[first], x.p, x.ld, p.w[first], p.ld[first],
-                  Trans::transpose, qkv + first * d.d_model, ldqkv, arena,
-                  GemmOptions{1.0f, 0.0f, p.bias[first]});
+               Rows<const float> x, std::size_t rows, float* qkv, const TaskSlots& slots) noexcept {
+  const Product product{rows,          count * d.d_model,     p.ld[first], x.p,
+                        x.ld,          p.w[first],            p.ld[first], packed.w[first],
+                        packed.floats[first], p.bias[first],  qkv + first * d.d_model,
+                        3 * d.d_model};
+  return run_product<K>(product, slots);
 }
 
-// The per-head buffers of one sequence, allocated after the projections' scratch is released.
-struct HeadScratch {
-  float* scores = nullptr;  // unfused: [S_q x S_kv]
-  FusedScratch fused{};
-};
-
-Status allocate_heads(const AttentionShape& sh, bool fused, ArenaRef& arena, HeadScratch& hs) noexcept {
-  if (!fused) return arena.allocate(sh.seq_q * sh.seq_kv, hs.scores, 64);
+// The fused path's buffers for one query tile, from a task's slot.
+Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScratch& f) noexcept {
   const std::size_t bq = mha_min(sh.seq_q, mha_block_q), bk = mha_min(sh.seq_kv, mha_block_kv);
-  EMHA_TRY(arena.allocate(bq * bk, hs.fused.s, 64));
-  EMHA_TRY(arena.allocate(bq, hs.fused.row_max, 64));
-  return arena.allocate(bq, hs.fused.row_sum, 64);
+  EMHA_TRY(arena.allocate(bq * bk, f.s, 64));
+  EMHA_TRY(arena.allocate(bq, f.row_max, 64));
+  return arena.allocate(bq, f.row_sum, 64);
 }
 
 // What the stages of one call read: its arguments and the two arena buffers that live across
@@ -100,6 +93,7 @@ struct Pass {
   Span<float> out;
   float* qkv;  // [max(S_q, S_kv), 3 * d_model]: Q | K | V of the current sequence
   float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
+  TaskSlots slots;  // each task's scratch (parallel.hpp)
 };
 
 // Stage 1: [Q | K | V] of sequence b. Blocks that share one input are one GEMM (self-attention:
@@ -113,46 +107,64 @@ template <class K>
   const bool fuse_kv = d.same_embed_dim() && s.key.data == s.value.data && !pk.w[1];
   const bool fuse_qkv = fuse_kv && s.query.data == s.key.data && sq == skv;
   const Rows<const float> xq = rows_of(s.query.data, b, sq, d.d_model, s.sh);
-  if (fuse_qkv) return project<K>(d, p, pk, 0, 3, xq, sq, s.qkv, s.arena);
-  EMHA_TRY(project<K>(d, p, pk, 0, 1, xq, sq, s.qkv, s.arena));
+  if (fuse_qkv) return project<K>(d, p, pk, 0, 3, xq, sq, s.qkv, s.slots);
+  EMHA_TRY(project<K>(d, p, pk, 0, 1, xq, sq, s.qkv, s.slots));
   const Rows<const float> xk = rows_of(s.key.data, b, skv, d.kdim, s.sh);
-  if (fuse_kv) return project<K>(d, p, pk, 1, 2, xk, skv, s.qkv, s.arena);
-  EMHA_TRY(project<K>(d, p, pk, 1, 1, xk, skv, s.qkv, s.arena));
-  return project<K>(d, p, pk, 2, 1, rows_of(s.value.data, b, skv, d.vdim, s.sh), skv, s.qkv, s.arena);
+  if (fuse_kv) return project<K>(d, p, pk, 1, 2, xk, skv, s.qkv, s.slots);
+  EMHA_TRY(project<K>(d, p, pk, 1, 1, xk, skv, s.qkv, s.slots));
+  return project<K>(d, p, pk, 2, 1, rows_of(s.value.data, b, skv, d.vdim, s.sh), skv, s.qkv, s.slots);
 }
 
 // Stage 2: every head of sequence b into ctx, fused unless the attention weights are wanted.
+// Items: fused, (head, query tile) pairs; unfused, heads, or all heads as one item when their
+// weights are averaged (each head adds into the same average, in head order).
 template <class K>
 [[gnu::noinline]] Status attend_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const std::size_t D = d.d_model, dk = d.d_k(), ld = 3 * D;
   const bool fused = s.o.attn_weights.data == nullptr;
   const float scale = s.o.scale != 0.0f ? s.o.scale : 1.0f / std::sqrt(float(dk));
-  ArenaScope heads_scope(s.arena);
-  HeadScratch hs;
-  EMHA_TRY(allocate_heads(s.sh, fused, s.arena, hs));
-  for (std::size_t h = 0; h < d.heads; ++h) {
-    const HeadInputs in{s.qkv + h * dk, s.qkv + D + h * dk, s.qkv + 2 * D + h * dk, ld};
-    const HeadOutput ho{s.ctx + h * dk, D};
-    if (fused) {
-      EMHA_TRY(attend_fused<K>(d, s.sh, s.o, b, h, in, scale, hs.fused, ho, s.arena));
-    } else {
-      EMHA_TRY(attend_unfused<K>(d, s.sh, s.o, b, h, in, scale, hs.scores, ho, s.arena));
-    }
+  const auto inputs = [&](std::size_t h) {
+    return HeadInputs{s.qkv + h * dk, s.qkv + D + h * dk, s.qkv + 2 * D + h * dk, ld};
+  };
+  const auto output = [&](std::size_t h) { return HeadOutput{s.ctx + h * dk, D}; };
+  const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * D;
+  if (fused) {
+    const std::size_t tiles = fused_tiles(s.sh), items = d.heads * tiles;
+    return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+                     [&](std::size_t i, ArenaRef& arena) noexcept {
+      // Tile-major: a task's items (i, i + tasks, ...) spread over the tiles, which differ in
+      // size (the last one is short), rather than taking every first tile.
+      const std::size_t h = i % d.heads;
+      ArenaScope scope(arena);
+      FusedScratch f{};
+      EMHA_TRY(allocate_fused(s.sh, arena, f));
+      return attend_fused<K>(d, s.sh, s.o, b, h, i / d.heads * mha_block_q, inputs(h), scale, f,
+                             output(h), arena);
+    });
   }
-  return Status::ok;
+  const bool one_item = s.o.average_attn_weights;
+  const std::size_t items = one_item ? 1 : d.heads;
+  return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+                   [&](std::size_t i, ArenaRef& arena) noexcept {
+    for (std::size_t h = one_item ? 0 : i; h < (one_item ? d.heads : i + 1); ++h) {
+      ArenaScope scope(arena);
+      float* scores = nullptr;
+      EMHA_TRY(arena.allocate(s.sh.seq_q * s.sh.seq_kv, scores, 64));
+      EMHA_TRY(attend_unfused<K>(d, s.sh, s.o, b, h, inputs(h), scale, scores, output(h), arena));
+    }
+    return Status::ok;
+  });
 }
 
 // Stage 3: out rows of sequence b = ctx * W_out^T + b_out.
 template <class K>
 [[gnu::noinline]] Status output_stage(const Pass& s, std::size_t b) noexcept {
-  const std::size_t D = s.d.d_model, sq = s.sh.seq_q;
-  const Rows<float> y = rows_of(s.out.data, b, sq, D, s.sh);
-  const GemmOptions out_bias{1.0f, 0.0f, s.d.bias ? s.w.out_proj_bias.data : nullptr};
-  if (s.packed.w[3])
-    return K::gemm_prepacked(sq, D, D, s.ctx, D, s.packed.w[3], s.packed.floats[3], y.p, y.ld, out_bias);
-  return K::gemm(sq, D, D, s.ctx, D, s.w.out_proj_weight.data, D, Trans::transpose, y.p, y.ld,
-                 s.arena, out_bias);
+  const std::size_t D = s.d.d_model;
+  const Rows<float> y = rows_of(s.out.data, b, s.sh.seq_q, D, s.sh);
+  const Product product{s.sh.seq_q, D, D, s.ctx, D, s.w.out_proj_weight.data, D, s.packed.w[3],
+                        s.packed.floats[3], s.d.bias ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
+  return run_product<K>(product, s.slots);
 }
 
 template <class K>
@@ -161,10 +173,11 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
                     Span<const float> value, Span<float> out, const ForwardOptions& o) noexcept {
   EMHA_TRY(mha_check_call(d, w, arena, sh, query, key, value, out, o));
   ArenaScope scope(arena);
-  Pass s{d, w, packed, arena, sh, o, query, key, value, out, nullptr, nullptr};
+  Pass s{d, w, packed, arena, sh, o, query, key, value, out, nullptr, nullptr, {nullptr, mha_slot_bytes(d), d.threads}};
   const std::size_t rows = sh.seq_q > sh.seq_kv ? sh.seq_q : sh.seq_kv;
   EMHA_TRY(arena.allocate(rows * 3 * d.d_model, s.qkv, 64));
   EMHA_TRY(arena.allocate(sh.seq_q * d.d_model, s.ctx, 64));
+  EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
   for (std::size_t b = 0; b < sh.batch; ++b) {
     EMHA_TRY(project_stage<K>(s, b));
     EMHA_TRY(attend_stage<K>(s, b));

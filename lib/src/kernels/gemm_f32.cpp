@@ -8,6 +8,7 @@
 #include "emha/kernels/gemm.hpp"
 #include "gemm_ukernel.hpp"
 #include "isa_kernels.hpp"
+#include "kernels/gemm_columns.hpp"
 #include "gemm_ukernel_neon64.hpp"
 
 namespace emha::detail {
@@ -85,17 +86,19 @@ void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
     }
 }
 
-// The blocked loops over packed panels. B comes packed per call into `bp_scratch`, or, when
-// `prepacked` is set, from gemm_f32_pack_b's layout: k block pc at prepacked + pc * n_padded,
-// its panel for column j at + j * kc.
-void gemm_blocked(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+// The blocked loops over packed panels, for columns [j0, j1) of C (j0 a multiple of NR; the
+// whole product: 0, n). B comes packed per call into `bp_scratch`, or, when `prepacked` is set,
+// from gemm_f32_pack_b's layout: k block pc at prepacked + pc * n_padded, its panel for column j
+// at + j * kc.
+void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, std::size_t k,
+                  const float* a, std::size_t lda,
                   const float* b, std::size_t ldb, Trans trans_b, const float* prepacked,
                   float* c, std::size_t ldc, float* bp_scratch,
                   const GemmOptions& o) noexcept {
   const std::size_t n_padded = gemm_round_up(n, gemm_nr);
   const std::size_t nc_max = gemm_nc(gemm_min(k, gemm_kc));
-  for (std::size_t jc = 0; jc < n; jc += nc_max) {
-    const std::size_t nc = gemm_min(nc_max, n - jc);
+  for (std::size_t jc = j0; jc < j1; jc += nc_max) {
+    const std::size_t nc = gemm_min(nc_max, j1 - jc);
     for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
       const std::size_t kc = gemm_min(gemm_kc, k - pc);
       const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
@@ -173,7 +176,7 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
                                ? gemm_nr : gemm_round_up(gemm_min(n, gemm_nc(kc)), gemm_nr);
   const Status s = scratch.allocate(cols * kc, bp, 64);
   if (s != Status::ok) return s;
-  gemm_blocked(m, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, bp, o);
+  gemm_blocked(m, n, 0, n, k, a, lda, b, ldb, trans_b, nullptr, c, ldc, bp, o);
   return Status::ok;
 }
 
@@ -192,19 +195,27 @@ Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t
   return Status::ok;
 }
 
-Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
-                          std::size_t lda, const float* packed_b, std::size_t packed_floats,
-                          float* c, std::size_t ldc, const GemmOptions& o) noexcept {
-  if (m == 0 || n == 0) return Status::ok;
+Status gemm_f32_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1,
+                                  std::size_t k, const float* a, std::size_t lda,
+                                  const float* packed_b, std::size_t packed_floats, float* c,
+                                  std::size_t ldc, const GemmOptions& o) noexcept {
+  EMHA_ASSERT(j0 % gemm_max_nr == 0 && j0 <= j1 && j1 <= n);
+  if (m == 0 || j0 == j1) return Status::ok;
   if (!c || (k != 0 && (!a || !packed_b))) return Status::null_pointer;
   if (k != 0 && !packed_b_fits(n, k, packed_floats)) return Status::size_mismatch;
   EMHA_ASSERT(lda >= k && ldc >= n);
   if (k == 0) {
-    gemm_no_k(m, n, c, ldc, o);
+    gemm_no_k(m, j1 - j0, c + j0, ldc, GemmOptions{o.alpha, o.beta, o.bias ? o.bias + j0 : nullptr});
     return Status::ok;
   }
-  gemm_blocked(m, n, k, a, lda, nullptr, 0, Trans::none, packed_b, c, ldc, nullptr, o);
+  gemm_blocked(m, n, j0, j1, k, a, lda, nullptr, 0, Trans::none, packed_b, c, ldc, nullptr, o);
   return Status::ok;
+}
+
+Status gemm_f32_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,
+                          std::size_t lda, const float* packed_b, std::size_t packed_floats,
+                          float* c, std::size_t ldc, const GemmOptions& o) noexcept {
+  return gemm_f32_prepacked_columns(m, n, 0, n, k, a, lda, packed_b, packed_floats, c, ldc, o);
 }
 
 }  // namespace EMHA_ISA

@@ -28,6 +28,11 @@ struct MhaConfig {
   // forward() may be asked for the attention weights (PyTorch need_weights). That path holds one
   // head's [S_q x S_kv] scores; false leaves only the fused path, whose arena is linear in S_kv.
   static constexpr bool attention_weights = true;
+  // Threads forward() may split its work over (emha::port::parallel_for; the posix port's
+  // workers are started by the application: emha::port::start_workers). Each brings a scratch
+  // slot of its own into the arena; 1 keeps forward() on the caller's thread. Results are
+  // bit-identical for every value and every number of running workers.
+  static constexpr std::size_t max_threads = 1;
 };
 
 namespace detail {
@@ -43,6 +48,7 @@ constexpr bool check_config() {
   static_assert(C::kdim > 0, "kdim must be greater than zero");
   static_assert(C::vdim > 0, "vdim must be greater than zero");
   static_assert(C::max_batch > 0, "max_batch must be greater than zero");
+  static_assert(C::max_threads > 0, "max_threads must be greater than zero");
   return true;
 }
 

@@ -50,7 +50,7 @@ class MultiHeadAttention {
   static constexpr detail::MhaDims dims{Config::d_model, Config::heads,     Config::kdim,
                                         Config::vdim,    Config::max_seq_q, Config::max_seq_kv,
                                         Config::max_batch, Config::bias, Config::prepack_weights,
-                                        Config::attention_weights};
+                                        Config::attention_weights, Config::max_threads};
   // Scratch bytes forward() needs: the arena's size (owned) or the minimum a caller passes.
   static constexpr std::size_t arena_bytes = detail::mha_arena_bytes(dims);
   // Bytes of the object's copy of the weights in panel layout (0 with prepack_weights off).

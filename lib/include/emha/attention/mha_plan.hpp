@@ -16,6 +16,7 @@ struct MhaDims {
   bool bias;
   bool prepack;
   bool weights;  // the unfused path (attention weights out) is available
+  std::size_t threads;  // scratch slots: tasks forward() splits a stage into, at most
 
   constexpr std::size_t d_k() const noexcept { return d_model / heads; }
   constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
@@ -42,16 +43,15 @@ inline constexpr std::size_t mha_block_kv = 192;
 
 constexpr std::size_t mha_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
 
-// Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
-// [max(S_q, S_kv), 3*d_model] and the concatenated heads [S_q, d_model]. Then, one at a time:
-// the projection GEMM's scratch (none with pre-packed weights); or the heads' buffers: fused, one
-// score tile, the online softmax's row max and sum, and the tile GEMMs' scratch; unfused, one
-// head's scores [S_q, S_kv] and its GEMMs' scratch. Each buffer may lose 64 bytes to alignment.
-constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
+// Scratch bytes of one task slot (a thread's share of a stage), a multiple of 64. One stage at a
+// time: a projection GEMM's scratch (none with pre-packed weights; a task's column block needs at
+// most what the whole product does); or the heads' buffers: fused, one score tile, the online
+// softmax's row max and sum, and the tile GEMMs' scratch; unfused, one head's scores
+// [S_q, S_kv] and its GEMMs' scratch. Each buffer may lose 64 bytes to alignment.
+constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
   const std::size_t in_max = mha_max(d.d_model, mha_max(d.kdim, d.vdim));
-  const std::size_t live = (rows * 3 * d.d_model * f + 64) + (d.max_seq_q * d.d_model * f + 64);
   const std::size_t project = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);
   const std::size_t bq = mha_min(d.max_seq_q, mha_block_q), bk = mha_min(d.max_seq_kv, mha_block_kv);
   const std::size_t fused = (bq * bk * f + 64) + 2 * (bq * f + 64) +
@@ -60,7 +60,17 @@ constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
   const std::size_t unfused = (d.max_seq_q * d.max_seq_kv * f + 64) +
                               mha_max(gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()),
                                       gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));
-  return live + mha_max(project, mha_max(fused, d.weights ? unfused : 0));
+  return arena_round_up(mha_max(project, mha_max(fused, d.weights ? unfused : 0)), 64);
+}
+
+// Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
+// [max(S_q, S_kv), 3*d_model], the concatenated heads [S_q, d_model], and `threads` task slots
+// (mha_slot_bytes) in one block; each of the three may lose 64 bytes to alignment.
+constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
+  const std::size_t f = sizeof(float);
+  const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
+  const std::size_t live = (rows * 3 * d.d_model * f + 64) + (d.max_seq_q * d.d_model * f + 64);
+  return live + (d.threads * mha_slot_bytes(d) + 64);
 }
 
 // Packs the projection weights of `w` (checked) into `packed` (mha_packed_floats(d) floats).

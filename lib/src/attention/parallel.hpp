@@ -1,0 +1,98 @@
+#pragma once
+// A stage of the forward pass split over threads (emha::port::parallel_for). Each task owns a
+// scratch slot of the call's arena (its index names it, whichever thread runs it) and a fixed
+// set of items (task t: items t, t + tasks, ...), and every item writes its own outputs with
+// the code one thread would run: results are bit-identical for any number of threads.
+
+#include <atomic>
+#include <cstddef>
+
+#include "attention/kernel_set.hpp"
+#include "emha/arena.hpp"
+#include "emha/attention/mha_plan.hpp"
+#include "emha/port.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+// `count` scratch arenas of `bytes` each, one block of the call's arena (mha_arena_bytes).
+struct TaskSlots {
+  std::byte* base;
+  std::size_t bytes;
+  std::size_t count;
+
+  ArenaRef slot(std::size_t i) const noexcept { return ArenaRef(base + i * bytes, bytes); }
+};
+
+// A stage of fewer FLOPs stays on the caller's thread: waking a worker and moving data between
+// cores costs more than it saves (MHA (S, D, H) = (32, 64, 4) is ~1.2 MFLOP a stage at most).
+inline constexpr std::size_t mha_min_parallel_flops = std::size_t(1) << 22;
+
+// Tasks a stage of `flops` runs as: one, or one per slot and running worker (never more than
+// there are items).
+inline std::size_t stage_tasks(const TaskSlots& slots, std::size_t items, std::size_t flops) noexcept {
+  if (flops < mha_min_parallel_flops) return 1;
+  const std::size_t running = port::workers();
+  const std::size_t tasks = slots.count < running ? slots.count : running;
+  return tasks < items ? tasks : items;
+}
+
+// body(item, arena) for every item in [0, items), in `tasks` tasks; the first error a task
+// meets ends that task and is returned (an arena sized by mha_arena_bytes never runs out).
+template <class Body>
+Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, const Body& body) noexcept {
+  struct Job {
+    const Body* body;
+    const TaskSlots* slots;
+    std::size_t items, tasks;
+    std::atomic<int> status;
+  };
+  Job job{&body, &slots, items, tasks, {0}};
+  port::parallel_for(tasks, [](void* context, std::size_t t) noexcept {
+    Job& j = *static_cast<Job*>(context);
+    ArenaRef arena = j.slots->slot(t);
+    for (std::size_t i = t; i < j.items; i += j.tasks) {
+      const Status s = (*j.body)(i, arena);
+      if (s != Status::ok) {
+        int none = 0;
+        j.status.compare_exchange_strong(none, int(s));
+        return;
+      }
+    }
+  }, &job);
+  return Status(job.status.load());
+}
+
+// C[m x n] = A W^T (+ bias) with W [n x k] in place (ldw) or pre-packed (packed non-null).
+struct Product {
+  std::size_t m, n, k;
+  const float* a;
+  std::size_t lda;
+  const float* w;
+  std::size_t ldw;
+  const float* packed;
+  std::size_t packed_floats;
+  const float* bias;
+  float* c;
+  std::size_t ldc;
+};
+
+// A product in column blocks, one per task (multiples of gemm_max_nr wide: the same panels, so
+// the same bits, as one call).
+template <class K>
+Status run_product(const Product& p, const TaskSlots& slots) noexcept {
+  const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k);
+  const std::size_t width = gemm_round_up((p.n + tasks - 1) / tasks, gemm_max_nr);
+  const std::size_t blocks = (p.n + width - 1) / width;
+  return for_items(slots, blocks, blocks, [&](std::size_t i, ArenaRef& arena) noexcept {
+    const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
+    if (p.packed)
+      return K::gemm_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed, p.packed_floats,
+                                       p.c, p.ldc, GemmOptions{1.0f, 0.0f, p.bias});
+    return K::gemm(p.m, j1 - j0, p.k, p.a, p.lda, p.w + j0 * p.ldw, p.ldw, Trans::transpose,
+                   p.c + j0, p.ldc, arena, GemmOptions{1.0f, 0.0f, p.bias ? p.bias + j0 : nullptr});
+  });
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail
