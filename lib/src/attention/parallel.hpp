@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "attention/kernel_set.hpp"
+#include "attention/return_on_error.hpp"
 #include "emha/arena.hpp"
 #include "emha/attention/mha_plan.hpp"
 #include "emha/port.hpp"
@@ -37,10 +38,22 @@ inline std::size_t stage_tasks(const TaskSlots& slots, std::size_t items, std::s
   return tasks < items ? tasks : items;
 }
 
+// Whether the port runs tasks on threads (posix). Without, stages call their items directly: no
+// call through parallel_for's task pointer, whose frames a Cortex-M stack would have to hold.
+#ifndef EMHA_PORT_THREADS
+#define EMHA_PORT_THREADS 0
+#endif
+inline constexpr bool port_threads = EMHA_PORT_THREADS != 0;
+
 // body(item, arena) for every item in [0, items), in `tasks` tasks; the first error a task
 // meets ends that task and is returned (an arena sized by mha_arena_bytes never runs out).
 template <class Body>
 Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, const Body& body) noexcept {
+  if (!port_threads || tasks == 1) {
+    ArenaRef arena = slots.slot(0);
+    for (std::size_t i = 0; i < items; ++i) EMHA_TRY(body(i, arena));
+    return Status::ok;
+  }
   struct Job {
     const Body* body;
     const TaskSlots* slots;
