@@ -143,11 +143,10 @@ template <class K>
                              output(h), arena);
     });
   }
-  const bool one_item = s.o.average_attn_weights;
-  const std::size_t items = one_item ? 1 : d.heads;
+  const std::size_t per_item = s.o.average_attn_weights ? d.heads : 1, items = d.heads / per_item;
   return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
                    [&](std::size_t i, ArenaRef& arena) noexcept {
-    for (std::size_t h = one_item ? 0 : i; h < (one_item ? d.heads : i + 1); ++h) {
+    for (std::size_t h = i * per_item; h < (i + 1) * per_item; ++h) {
       ArenaScope scope(arena);
       float* scores = nullptr;
       EMHA_TRY(arena.allocate(s.sh.seq_q * s.sh.seq_kv, scores, 64));
