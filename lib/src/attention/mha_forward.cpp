@@ -59,9 +59,9 @@ InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
 
 // qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
 // the weights are pre-packed: `packed` holds their panels, else all null), in column blocks
-// over the task slots.
+// over the task slots. Inlined: its own frame only held the Product (Cortex-M4 -Os stack).
 template <class K>
-Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed, int first, int count,
+[[gnu::always_inline]] inline Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed, int first, int count,
                Rows<const float> x, std::size_t rows, float* qkv, const TaskSlots& slots) noexcept {
   const Product product{rows,          count * d.d_model,     p.ld[first], x.p,
                         x.ld,          p.w[first],            p.ld[first], packed.w[first],
