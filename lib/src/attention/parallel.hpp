@@ -98,7 +98,7 @@ Status run_product(const Product& p, const TaskSlots& slots) noexcept {
   const std::size_t width = gemm_round_up((p.n + tasks - 1) / tasks, gemm_max_nr);
   const std::size_t blocks = (p.n + width - 1) / width;
   // Inlined into run_product's frame: a frame of its own put Cortex-M4 -Os forward at 1032 B.
-  return for_items(slots, blocks, blocks, [&](std::size_t i, ArenaRef& arena) noexcept __attribute__((always_inline)) {
+  return for_items(slots, blocks, blocks, [&](std::size_t i, ArenaRef& arena) __attribute__((always_inline)) {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
     if (p.packed)
       return K::gemm_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed, p.packed_floats,
