@@ -18,15 +18,19 @@ namespace {
 using detail::gemm_mr;
 using detail::gemm_nr;
 
+// A whole panel of op(B) = B (NR columns, kc rows ldb apart) -> bp[kc][NR]: a row of vectors per
+// k; aarch64 declares its own overload (gemm_ukernel_neon64.hpp).
+template <class Arch>
+void pack_panel_full(Arch, std::size_t kc, const float* b, std::size_t ldb, float* bp) noexcept {
+  for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr)
+    for (std::size_t q = 0; q < gemm_nr; q += simd::lanes) simd::store(bp + q, simd::load(b + q));
+}
+
 // One panel of op(B) = B: `cols` <= NR columns starting at b, kc rows ldb apart -> bp[kc][NR],
-// columns past `cols` zero-filled. A whole panel is a row of vectors per k.
+// columns past `cols` zero-filled.
 void pack_panel_n(std::size_t kc, std::size_t cols, const float* b, std::size_t ldb,
                   float* bp) noexcept {
-  if (cols == gemm_nr) {
-    for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr)
-      for (std::size_t q = 0; q < gemm_nr; q += simd::lanes) simd::store(bp + q, simd::load(b + q));
-    return;
-  }
+  if (cols == gemm_nr) return detail::pack_panel_full(simd::arch{}, kc, b, ldb, bp);
   for (std::size_t p = 0; p < kc; ++p, b += ldb, bp += gemm_nr) {
     for (std::size_t q = 0; q < cols; ++q) bp[q] = b[q];
     for (std::size_t q = cols; q < gemm_nr; ++q) bp[q] = 0.0f;

@@ -40,9 +40,13 @@ static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % 
 
 // How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
 struct GemmEpilogue {
+  GemmEpilogue(float alpha_, float beta_, const float* bias_) noexcept
+      : alpha(alpha_), beta(beta_), bias(bias_),
+        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_) {}
   float alpha;
   float beta;          // 0: C not read
   const float* bias;   // already offset to the tile's first column, or null
+  bool plain;          // c = acc: decided once per panel, not per tile
 };
 
 // c[m x n] = alpha * acc (+ bias) (+ beta * c) for the tile's accumulators acc[MR][NV]: whole
@@ -55,7 +59,7 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   constexpr std::size_t NR = NV * L;
   const vf32 alpha = simd::splat(e.alpha);
   if (m == MR && n == NR) {
-    if (e.alpha == 1.0f && !e.bias && e.beta == 0.0f) {  // the common case: plain stores
+    if (e.plain) {  // the common case: plain stores
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
