@@ -9,6 +9,8 @@
 #include "emha/attention/mha_plan.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
+#include "emha/kernels/norm.hpp"
+#include "emha/kernels/rope.hpp"
 #include "emha/kernels/softmax.hpp"
 
 namespace emha::detail {
@@ -28,6 +30,9 @@ struct KernelTable {
   decltype(&emha::mask_bool_f32) mask_bool_f32;
   decltype(&emha::mask_bool_to_additive_f32) mask_bool_to_additive_f32;
   decltype(&emha::mask_add_f32) mask_add_f32;
+  decltype(&emha::layer_norm_f32) layer_norm_f32;
+  decltype(&emha::rms_norm_f32) rms_norm_f32;
+  decltype(&emha::rope_f32) rope_f32;
   decltype(&emha::detail::mha_pack_weights) pack_weights;
   decltype(&emha::detail::mha_forward) forward;
   decltype(&emha::detail::mha_forward_ref) forward_ref;

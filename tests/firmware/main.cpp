@@ -21,6 +21,7 @@ int main() {
   fw::test_gemm();
   fw::test_softmax();
   fw::test_mask();
+  fw::test_norm_rope();
   fw::test_parity();
   const unsigned failed = fw::failures();
   fw::Line() << "emha firmware: " << fw::checks() << " checks, " << failed << " failed";

@@ -35,6 +35,7 @@ void test_port();
 void test_gemm();
 void test_softmax();
 void test_mask();
+void test_norm_rope();
 void test_parity();
 
 }  // namespace fw

@@ -9,6 +9,8 @@
 #include "emha/arena.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
+#include "emha/kernels/norm.hpp"
+#include "emha/kernels/rope.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/port.hpp"
 #include "heap_gate.hpp"
@@ -17,6 +19,7 @@
 namespace {
 
 float g_a[33 * 40], g_b[40 * 29], g_c[33 * 29], g_mask[29];
+float g_cos[emha::rope_table_floats(40, 24)], g_sin[emha::rope_table_floats(40, 24)];
 bool g_ignore[29];
 emha::StaticArena<emha::gemm_f32_scratch_bytes(33, 29, 40)> g_scratch;
 
@@ -53,11 +56,22 @@ TEST_CASE("arena and kernels do not touch the heap") {
   emha::mask_key_ignore_f32(33, 29, g_ignore, g_c, 29);
   emha::mask_add_f32(33, 29, g_mask, 0, g_c, 29);
   emha::softmax_f32(33, 29, g_c, 29, g_c, 29, emha::SoftmaxOptions{0.5f, g_mask, 0});
+  emha::layer_norm_f32(29, 40, g_a, 40, g_a, 40, g_b, g_b + 40, 1e-5f);
+  emha::rms_norm_f32(29, 40, g_a, 40, g_a, 40, g_b, 1e-5f);
+  const bool table_ok = emha::rope_table_f32(40, 24, 10000.0f, g_cos, g_sin) == emha::Status::ok;
+  const emha::RopeTable table{g_cos, g_sin, 40, 24};
+  const bool rope_ok = emha::rope_f32(33, 5, 8, emha::RopePairing::half, 0, table, g_a, 40) ==
+                           emha::Status::invalid_argument &&  // d_rot 24 > head_dim 8: refused
+                       emha::rope_f32(33, 1, 40, emha::RopePairing::half, 7, table, g_a, 40) == emha::Status::ok &&
+                       emha::rope_f32(33, 1, 40, emha::RopePairing::interleaved, 0, table, g_a, 40) ==
+                           emha::Status::ok;
   const std::size_t attempts = heap_gate::disarm();
 
   CHECK(arena_ok);
   CHECK(gemm_ok);
   CHECK(gemm_t_ok);
+  CHECK(table_ok);
+  CHECK(rope_ok);
   CHECK(attempts == 0);
 }
 

@@ -7,6 +7,8 @@
 #include "emha/attention/options.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
+#include "emha/kernels/norm.hpp"
+#include "emha/kernels/rope.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/port.hpp"
 #include "emha/simd.hpp"

@@ -67,6 +67,19 @@ void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::siz
   detail::kernels().mask_add_f32(rows, cols, add, ldm, s, lds);
 }
 
+void layer_norm_f32(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                    std::size_t ldy, const float* gamma, const float* beta, float eps) noexcept {
+  detail::kernels().layer_norm_f32(rows, n, x, ldx, y, ldy, gamma, beta, eps);
+}
+void rms_norm_f32(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                  std::size_t ldy, const float* gamma, float eps) noexcept {
+  detail::kernels().rms_norm_f32(rows, n, x, ldx, y, ldy, gamma, eps);
+}
+Status rope_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, RopePairing pairing,
+                std::size_t pos0, const RopeTable& table, float* x, std::size_t ldx) noexcept {
+  return detail::kernels().rope_f32(rows, heads, head_dim, pairing, pos0, table, x, ldx);
+}
+
 }  // namespace emha
 
 namespace emha::detail {

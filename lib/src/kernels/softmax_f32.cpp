@@ -9,6 +9,7 @@
 #include "emha/config.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "isa_kernels.hpp"
+#include "kernels/lane_reduce.hpp"
 #include "simd_arch.hpp"
 
 namespace emha::detail {
@@ -17,25 +18,6 @@ namespace {
 
 using simd::lanes;
 using simd::vf32;
-
-// Horizontal max and sum as a pairwise tree over the lanes (depth log2(lanes), not a chain of
-// lanes - 1 dependent operations: on short rows the reduction is most of the row's latency).
-// The order is fixed per build, so results stay deterministic.
-float reduce_max(vf32 v) noexcept {
-  float t[lanes];
-  simd::store(t, v);
-  for (std::size_t w = lanes / 2; w > 0; w /= 2)
-    for (std::size_t i = 0; i < w; ++i) t[i] = t[i + w] > t[i] ? t[i + w] : t[i];
-  return t[0];
-}
-
-float reduce_sum(vf32 v) noexcept {
-  float t[lanes];
-  simd::store(t, v);
-  for (std::size_t w = lanes / 2; w > 0; w /= 2)
-    for (std::size_t i = 0; i < w; ++i) t[i] += t[i + w];
-  return t[0];
-}
 
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 

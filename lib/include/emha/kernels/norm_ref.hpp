@@ -1,0 +1,52 @@
+#pragma once
+// Scalar references of layer_norm_f32 and rms_norm_f32 (same contracts, emha/kernels/norm.hpp),
+// the oracles of their tests: sequential sums in Acc. Acc = double gives the float64 check.
+
+#include <cmath>
+#include <cstddef>
+
+#include "emha/kernels/norm.hpp"
+
+namespace emha {
+
+template <class Acc = float>
+void layer_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                        std::size_t ldy, const float* gamma, const float* beta, float eps) noexcept {
+  if (n == 0) return;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const float* xr = x + i * ldx;
+    float* yr = y + i * ldy;
+    Acc sum = 0;
+    for (std::size_t j = 0; j < n; ++j) sum += Acc(xr[j]);
+    const Acc mean = sum / Acc(n);
+    Acc sq = 0;
+    for (std::size_t j = 0; j < n; ++j) sq += (Acc(xr[j]) - mean) * (Acc(xr[j]) - mean);
+    const Acc rstd = Acc(1) / std::sqrt(sq / Acc(n) + Acc(eps));
+    for (std::size_t j = 0; j < n; ++j) {
+      Acc v = (Acc(xr[j]) - mean) * rstd;
+      if (gamma) v = v * Acc(gamma[j]);
+      if (beta) v = v + Acc(beta[j]);
+      yr[j] = static_cast<float>(v);
+    }
+  }
+}
+
+template <class Acc = float>
+void rms_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                      std::size_t ldy, const float* gamma, float eps) noexcept {
+  if (n == 0) return;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const float* xr = x + i * ldx;
+    float* yr = y + i * ldy;
+    Acc sq = 0;
+    for (std::size_t j = 0; j < n; ++j) sq += Acc(xr[j]) * Acc(xr[j]);
+    const Acc rstd = Acc(1) / std::sqrt(sq / Acc(n) + Acc(eps));
+    for (std::size_t j = 0; j < n; ++j) {
+      Acc v = Acc(xr[j]) * rstd;
+      if (gamma) v = v * Acc(gamma[j]);
+      yr[j] = static_cast<float>(v);
+    }
+  }
+}
+
+}  // namespace emha

@@ -1,0 +1,52 @@
+#pragma once
+// Rotary position embedding (RoPE) on projected query or key rows, from a table of angles the
+// caller fills once (rope_table_f32) into storage it owns: [positions x d_rot/2] cos and sin.
+//
+// Angles exactly as Hugging Face computes them (modeling_rope_utils, modeling_llama): float32
+// inv_freq[i] = 1 / base^(2i / d_rot), one float32 product angle = float(p) * inv_freq[i], float32
+// cos and sin. Their float32 rounding grows with the position (the angle's ulp at p = 4096 is
+// ~5e-4 rad): an implementation with double angles differs from HF by that much, emha does not.
+//
+// Pairings (the same weights with the wrong pairing give garbage, no error):
+//   half         HF rotate_half, GPT-NeoX, Qwen2, Gemma: pairs (i, i + d_rot/2)
+//   interleaved  Meta llama, GPT-J, torchscale's xPos, ggml's default mode: pairs (2i, 2i + 1)
+// For pair (a, b) with angle i: a' = a cos_i - b sin_i, b' = b cos_i + a sin_i, each product
+// rounded, then the difference or sum (HF's x * cos + rotate_half(x) * sin): no fused multiply-add.
+// Partial rotary (GPT-NeoX rotary_pct, HF partial_rotary_factor, GPT-J rotary_dim): only dims
+// [0, d_rot) of each head rotate, the rest pass through.
+
+#include <cstddef>
+
+#include "emha/status.hpp"
+
+namespace emha {
+
+enum class RopePairing : unsigned char { half, interleaved };
+
+// The filled table: cos[p * d_rot/2 + i], sin[p * d_rot/2 + i] for p < positions, i < d_rot/2.
+struct RopeTable {
+  const float* cos;
+  const float* sin;
+  std::size_t positions;
+  std::size_t d_rot;
+};
+
+// Floats of one of the table's two arrays.
+constexpr std::size_t rope_table_floats(std::size_t positions, std::size_t d_rot) noexcept {
+  return positions * (d_rot / 2);
+}
+
+// Fills cos and sin [positions x d_rot/2] (rope_table_floats each). d_rot even and > 0, base > 0:
+// else invalid_argument; null pointers: null_pointer. Base 10000 (Llama 2, HF default), 500000
+// (Llama 3), 1000000 (Qwen2).
+Status rope_table_f32(std::size_t positions, std::size_t d_rot, float base, float* cos,
+                      float* sin) noexcept;
+
+// Rotates, in place, the first t.d_rot dims of each of `heads` heads (head_dim floats each) of
+// `rows` rows of x (row stride ldx >= heads * head_dim); row r is at position pos0 + r. Checked
+// before anything is written: d_rot even, > 0 and <= head_dim (invalid_argument), pos0 + rows <=
+// t.positions (too_long), pointers (null_pointer).
+Status rope_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, RopePairing pairing,
+                std::size_t pos0, const RopeTable& t, float* x, std::size_t ldx) noexcept;
+
+}  // namespace emha
