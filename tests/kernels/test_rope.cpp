@@ -100,10 +100,13 @@ TEST_CASE_TEMPLATE_DEFINE("rope_f32 matches Hugging Face's rotary embedding", F,
                          F::heads * F::head_dim) == Status::ok);
   double mine = 0, theirs = 0, vs_torch = 0, top = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    mine = std::fmax(mine, std::fabs(y[i] - F::out_f64[i]));
-    theirs = std::fmax(theirs, std::fabs(F::out[i] - F::out_f64[i]));
-    vs_torch = std::fmax(vs_torch, std::fabs(double(y[i]) - double(F::out[i])));
-    top = std::fmax(top, std::fabs(F::out_f64[i]));
+    // not std::fmax: aarch64 GCC 12 vectorizes that reduction into an internal compiler error
+    const double m = std::fabs(y[i] - F::out_f64[i]), o = std::fabs(F::out[i] - F::out_f64[i]);
+    const double v = std::fabs(double(y[i]) - double(F::out[i])), a = std::fabs(F::out_f64[i]);
+    if (m > mine) mine = m;
+    if (o > theirs) theirs = o;
+    if (v > vs_torch) vs_torch = v;
+    if (a > top) top = a;
   }
   MESSAGE("rope_f32 vs HF, last position " << F::pos0 + F::rows - 1 << ": max error against float64, emha "
                                             << mine << ", torch float32 " << theirs << "; |emha - torch| "
