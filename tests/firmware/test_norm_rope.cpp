@@ -63,6 +63,17 @@ void test_norm_rope() {
                  "rope_f32 bit for bit as rope_f32_ref"))
         Line() << "  d_rot=" << static_cast<unsigned>(d_rot);
     }
+    // xPos: its one implementation (scalar everywhere) runs and keeps a unit pair's length within
+    // its factor's bounds (zeta^(c/512) for |c| <= 5: 0.98 .. 1.02).
+    std::memcpy(g_y, g_x, rows * ld * sizeof(float));
+    const bool xpos_ok = emha::xpos_f32(rows, 1, d_rot, 9, false, 512.0f, table, g_y, d_rot) == emha::Status::ok;
+    bool bounded = true;
+    for (std::size_t i = 0; i + 1 < rows * d_rot; i += 2) {
+      const double before = std::hypot(double(g_x[i]), double(g_x[i + 1]));
+      const double after = std::hypot(double(g_y[i]), double(g_y[i + 1]));
+      bounded = bounded && after <= before * 1.02 + 1e-6 && after >= before * 0.98 - 1e-6;
+    }
+    check(xpos_ok && bounded, "xpos_f32 runs and scales each pair by its factor only");
   }
 }
 

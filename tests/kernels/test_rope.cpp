@@ -148,3 +148,41 @@ TEST_CASE("rope_f32 and rope_table_f32 refuse bad input and leave x untouched") 
   CHECK(c[0] == 1.0f);  // position 0: no rotation
   CHECK(s[1] == 0.0f);
 }
+
+TEST_CASE_TEMPLATE_DEFINE("xpos_f32 matches torchscale's XPOS", F, xpos_parity) {
+  // torchscale's fixed_pos_embedding angles are HF's table at base 10000 over the whole head.
+  Table t(F::n_total, F::head_dim, 10000.0f);
+  REQUIRE(t.status == Status::ok);
+  constexpr std::size_t count = F::rows * F::heads * F::head_dim;
+  std::vector<float> y(F::x, F::x + count);
+  REQUIRE(emha::xpos_f32(F::rows, F::heads, F::head_dim, F::n_total, F::downscale, 512.0f, t.view, y.data(),
+                         F::heads * F::head_dim) == Status::ok);
+  double mine = 0, theirs = 0, vs_torch = 0, top = 0;
+  for (std::size_t i = 0; i < count; ++i) {  // explicit maxima: see rope_parity
+    const double m = std::fabs(y[i] - F::out_f64[i]), o = std::fabs(F::out[i] - F::out_f64[i]);
+    const double v = std::fabs(double(y[i]) - double(F::out[i])), a = std::fabs(F::out_f64[i]);
+    if (m > mine) mine = m;
+    if (o > theirs) theirs = o;
+    if (v > vs_torch) vs_torch = v;
+    if (a > top) top = a;
+  }
+  MESSAGE("xpos_f32 vs torchscale, " << F::n_total << " positions, downscale " << F::downscale
+                                      << ": max error against float64, emha " << mine << ", torch float32 "
+                                      << theirs << "; |emha - torch| " << vs_torch);
+  CHECK(mine <= 2 * theirs + top * 2 * u32);
+}
+TEST_CASE_TEMPLATE_APPLY(xpos_parity, emha::kernel_fixtures::xposes);
+
+TEST_CASE("xpos_f32 refuses bad input and leaves x untouched") {
+  Table t(8, 8, 10000.0f);
+  REQUIRE(t.status == Status::ok);
+  std::vector<float> x = emha::test::uniform(4 * 16, 4);
+  const std::vector<float> before = x;
+  CHECK(emha::xpos_f32(4, 2, 6, 8, false, 512.0f, t.view, x.data(), 16) == Status::invalid_argument);  // d_rot != head_dim
+  CHECK(emha::xpos_f32(4, 2, 8, 8, false, 0.0f, t.view, x.data(), 16) == Status::invalid_argument);   // scale_base
+  CHECK(emha::xpos_f32(4, 2, 8, 3, false, 512.0f, t.view, x.data(), 16) == Status::too_long);  // rows > n_total
+  CHECK(emha::xpos_f32(4, 2, 8, 9, true, 512.0f, t.view, x.data(), 16) == Status::too_long);   // past the table
+  CHECK(emha::xpos_f32(4, 2, 8, 8, true, 512.0f, t.view, x.data(), 15) == Status::invalid_argument);
+  CHECK(emha::xpos_f32(4, 2, 8, 8, true, 512.0f, t.view, nullptr, 16) == Status::null_pointer);
+  CHECK(x == before);
+}

@@ -65,6 +65,8 @@ TEST_CASE("arena and kernels do not touch the heap") {
                        emha::rope_f32(33, 1, 40, emha::RopePairing::half, 7, table, g_a, 40) == emha::Status::ok &&
                        emha::rope_f32(33, 1, 40, emha::RopePairing::interleaved, 0, table, g_a, 40) ==
                            emha::Status::ok;
+  const emha::RopeTable head_table{g_cos, g_sin, 40, 24};
+  const bool xpos_ok = emha::xpos_f32(33, 1, 24, 40, true, 512.0f, head_table, g_a, 40) == emha::Status::ok;
   const std::size_t attempts = heap_gate::disarm();
 
   CHECK(arena_ok);
@@ -72,6 +74,7 @@ TEST_CASE("arena and kernels do not touch the heap") {
   CHECK(gemm_t_ok);
   CHECK(table_ok);
   CHECK(rope_ok);
+  CHECK(xpos_ok);
   CHECK(attempts == 0);
 }
 

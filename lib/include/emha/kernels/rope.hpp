@@ -50,3 +50,21 @@ Status rope_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, RopeP
                 std::size_t pos0, const RopeTable& t, float* x, std::size_t ldx) noexcept;
 
 }  // namespace emha
+
+namespace emha {
+
+// xPos (torchscale component/xpos_relative_position.py, XPOS.forward(x, offset, downscale)) on
+// rows of x: RoPE with interleaved pairs over the whole head, each pair's cos and sin scaled by
+// zeta_i^(c / scale_base), zeta_i = (2i + 0.4 head_dim) / (1.4 head_dim), c the position centred
+// on the n_total positions so far: c = p - ceil(n_total / 2) for p = 0 .. n_total - 1. The rows
+// are the last `rows` of those positions (torchscale's offset = n_total - rows: a decode step's
+// one query is row n_total - 1). downscale (keys) uses 1 / factor. scale_base: torchscale's
+// xpos_scale_base, 512. t: rope_table_f32(>= n_total, head_dim, 10000) (torchscale's
+// fixed_pos_embedding angles are these). torchscale's float32 arithmetic, step for step.
+// Checked before anything is written: head_dim even and t.d_rot == head_dim (invalid_argument),
+// rows <= n_total <= t.positions (too_long), pointers (null_pointer).
+Status xpos_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::size_t n_total,
+                bool downscale, float scale_base, const RopeTable& t, float* x,
+                std::size_t ldx) noexcept;
+
+}  // namespace emha
