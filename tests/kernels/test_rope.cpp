@@ -77,6 +77,26 @@ void check_rope(const RopeCase& c, std::uint64_t seed) {
   CHECK(pad_changed == 0);
 }
 
+// Max errors of y against the float64 truth and torch's float32 output, and the truth's largest
+// magnitude. Explicit maxima, not std::fmax: aarch64 GCC 12 vectorized that reduction into an
+// internal compiler error.
+struct ParityErrors {
+  double mine = 0, theirs = 0, vs_torch = 0, top = 0;
+};
+template <class F>
+ParityErrors parity_errors(const float* y, std::size_t count) {
+  ParityErrors e;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double m = std::fabs(y[i] - F::out_f64[i]), o = std::fabs(F::out[i] - F::out_f64[i]);
+    const double v = std::fabs(double(y[i]) - double(F::out[i])), a = std::fabs(F::out_f64[i]);
+    if (m > e.mine) e.mine = m;
+    if (o > e.theirs) e.theirs = o;
+    if (v > e.vs_torch) e.vs_torch = v;
+    if (a > e.top) e.top = a;
+  }
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("rope_f32 over head sizes, rotary widths, positions and both pairings") {
@@ -98,20 +118,11 @@ TEST_CASE_TEMPLATE_DEFINE("rope_f32 matches Hugging Face's rotary embedding", F,
   std::vector<float> y(F::x, F::x + count);
   REQUIRE(emha::rope_f32(F::rows, F::heads, F::head_dim, F::pairing, F::pos0, t.view, y.data(),
                          F::heads * F::head_dim) == Status::ok);
-  double mine = 0, theirs = 0, vs_torch = 0, top = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    // not std::fmax: aarch64 GCC 12 vectorizes that reduction into an internal compiler error
-    const double m = std::fabs(y[i] - F::out_f64[i]), o = std::fabs(F::out[i] - F::out_f64[i]);
-    const double v = std::fabs(double(y[i]) - double(F::out[i])), a = std::fabs(F::out_f64[i]);
-    if (m > mine) mine = m;
-    if (o > theirs) theirs = o;
-    if (v > vs_torch) vs_torch = v;
-    if (a > top) top = a;
-  }
+  const ParityErrors e = parity_errors<F>(y.data(), count);
   MESSAGE("rope_f32 vs HF, last position " << F::pos0 + F::rows - 1 << ": max error against float64, emha "
-                                            << mine << ", torch float32 " << theirs << "; |emha - torch| "
-                                            << vs_torch);
-  CHECK(mine <= 2 * theirs + top * 2 * u32);
+                                            << e.mine << ", torch float32 " << e.theirs << "; |emha - torch| "
+                                            << e.vs_torch);
+  CHECK(e.mine <= 2 * e.theirs + e.top * 2 * u32);
 }
 TEST_CASE_TEMPLATE_APPLY(rope_parity, emha::kernel_fixtures::ropes);
 
@@ -157,19 +168,11 @@ TEST_CASE_TEMPLATE_DEFINE("xpos_f32 matches torchscale's XPOS", F, xpos_parity) 
   std::vector<float> y(F::x, F::x + count);
   REQUIRE(emha::xpos_f32(F::rows, F::heads, F::head_dim, F::n_total, F::downscale, 512.0f, t.view, y.data(),
                          F::heads * F::head_dim) == Status::ok);
-  double mine = 0, theirs = 0, vs_torch = 0, top = 0;
-  for (std::size_t i = 0; i < count; ++i) {  // explicit maxima: see rope_parity
-    const double m = std::fabs(y[i] - F::out_f64[i]), o = std::fabs(F::out[i] - F::out_f64[i]);
-    const double v = std::fabs(double(y[i]) - double(F::out[i])), a = std::fabs(F::out_f64[i]);
-    if (m > mine) mine = m;
-    if (o > theirs) theirs = o;
-    if (v > vs_torch) vs_torch = v;
-    if (a > top) top = a;
-  }
+  const ParityErrors e = parity_errors<F>(y.data(), count);
   MESSAGE("xpos_f32 vs torchscale, " << F::n_total << " positions, downscale " << F::downscale
-                                      << ": max error against float64, emha " << mine << ", torch float32 "
-                                      << theirs << "; |emha - torch| " << vs_torch);
-  CHECK(mine <= 2 * theirs + top * 2 * u32);
+                                      << ": max error against float64, emha " << e.mine << ", torch float32 "
+                                      << e.theirs << "; |emha - torch| " << e.vs_torch);
+  CHECK(e.mine <= 2 * e.theirs + e.top * 2 * u32);
 }
 TEST_CASE_TEMPLATE_APPLY(xpos_parity, emha::kernel_fixtures::xposes);
 
