@@ -26,6 +26,7 @@ decltype(emha::mask_key_ignore_f32) mask_key_ignore_f32;
 decltype(emha::mask_bool_f32) mask_bool_f32;
 decltype(emha::mask_bool_to_additive_f32) mask_bool_to_additive_f32;
 decltype(emha::mask_add_f32) mask_add_f32;
+decltype(emha::mask_alibi_f32) mask_alibi_f32;
 decltype(emha::layer_norm_f32) layer_norm_f32;
 decltype(emha::rms_norm_f32) rms_norm_f32;
 decltype(emha::rope_f32) rope_f32;
@@ -41,6 +42,7 @@ inline constexpr KernelTable kernel_table{
     &softmax_f32,       &softmax_online_update_f32, &softmax_online_finish_f32,
     &mask_causal_f32,   &mask_key_valid_f32,       &mask_key_ignore_f32,
     &mask_bool_f32,     &mask_bool_to_additive_f32, &mask_add_f32,
+    &mask_alibi_f32,
     &layer_norm_f32,    &rms_norm_f32,              &rope_f32,
     &pack_weights,      &forward_pass,             &forward_pass_ref,
 };

@@ -30,6 +30,7 @@ struct KernelTable {
   decltype(&emha::mask_bool_f32) mask_bool_f32;
   decltype(&emha::mask_bool_to_additive_f32) mask_bool_to_additive_f32;
   decltype(&emha::mask_add_f32) mask_add_f32;
+  decltype(&emha::mask_alibi_f32) mask_alibi_f32;
   decltype(&emha::layer_norm_f32) layer_norm_f32;
   decltype(&emha::rms_norm_f32) rms_norm_f32;
   decltype(&emha::rope_f32) rope_f32;

@@ -56,6 +56,7 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return _mm512_fmadd_ps(a, b
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c
 #endif
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
+inline vf32 vabs(vf32 a) noexcept { return xsimd::abs(a); }
 // exp(x) = 2^n * p(r): n = round(x / ln 2), r = x - n ln 2 in two parts (Cody-Waite), p the
 // Cephes expf polynomial (degree 7, ~1 ulp for |r| <= ln(2) / 2), 2^n built in the exponent bits
 // and folded into the last FMA. The softmax's exp loop is bound by the FMA/multiply pipes (two
@@ -167,6 +168,7 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {__builtin_fmaf(a.v,
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {a.v * b.v + c.v}; }
 #endif
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
+inline vf32 vabs(vf32 a) noexcept { return {a.v < 0.0f ? -a.v : a.v}; }
 inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
 
 inline constexpr std::size_t transpose_block = 4;

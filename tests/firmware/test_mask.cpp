@@ -58,6 +58,12 @@ void test_mask() {
     emha::mask_key_ignore_f32(rows, cols, g_key, g_s, lds);
     emha::mask_key_ignore_f32_ref(rows, cols, g_key, g_r, lds);
     bad += !same(count);
+    for (std::ptrdiff_t diagonal : {std::ptrdiff_t(0), std::ptrdiff_t(3), -std::ptrdiff_t(cols)}) {
+      reset(count);
+      emha::mask_alibi_f32(rows, cols, diagonal, 0.125f, g_s, lds);
+      emha::mask_alibi_f32_ref(rows, cols, diagonal, 0.125f, g_r, lds);
+      bad += !same(count);
+    }
     for (std::size_t ldm : {cols + 1, std::size_t(0)}) {
       reset(count);
       emha::mask_bool_f32(rows, cols, g_block, ldm, g_s, lds);

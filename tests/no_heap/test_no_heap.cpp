@@ -55,6 +55,8 @@ TEST_CASE("arena and kernels do not touch the heap") {
   emha::mask_causal_f32(33, 29, 2, g_c, 29);
   emha::mask_key_ignore_f32(33, 29, g_ignore, g_c, 29);
   emha::mask_add_f32(33, 29, g_mask, 0, g_c, 29);
+  emha::mask_alibi_f32(33, 29, -3, 0.25f, g_c, 29);
+  const bool slopes_ok = emha::alibi_slopes(12, g_mask) == emha::Status::ok;
   emha::softmax_f32(33, 29, g_c, 29, g_c, 29, emha::SoftmaxOptions{0.5f, g_mask, 0});
   emha::layer_norm_f32(29, 40, g_a, 40, g_a, 40, g_b, g_b + 40, 1e-5f);
   emha::rms_norm_f32(29, 40, g_a, 40, g_a, 40, g_b, 1e-5f);
@@ -75,6 +77,7 @@ TEST_CASE("arena and kernels do not touch the heap") {
   CHECK(table_ok);
   CHECK(rope_ok);
   CHECK(xpos_ok);
+  CHECK(slopes_ok);
   CHECK(attempts == 0);
 }
 

@@ -66,6 +66,10 @@ void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::siz
                   std::size_t lds) noexcept {
   detail::kernels().mask_add_f32(rows, cols, add, ldm, s, lds);
 }
+void mask_alibi_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float slope,
+                    float* s, std::size_t lds) noexcept {
+  detail::kernels().mask_alibi_f32(rows, cols, diagonal, slope, s, lds);
+}
 
 void layer_norm_f32(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
                     std::size_t ldy, const float* gamma, const float* beta, float eps) noexcept {

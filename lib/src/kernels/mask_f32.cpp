@@ -86,5 +86,28 @@ void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::siz
   }
 }
 
+void mask_alibi_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float slope,
+                    float* s, std::size_t lds) noexcept {
+  EMHA_ASSERT(rows == 0 || (s && lds >= cols));
+  using simd::lanes;
+  float iota[lanes];  // 0, 1, ..., lanes - 1: key offsets within a vector
+  for (std::size_t l = 0; l < lanes; ++l) iota[l] = float(l);
+  const simd::vf32 step = simd::load(iota), neg_slope = simd::splat(-slope);
+  for (std::size_t i = 0; i < rows; ++i) {
+    float* sr = s + i * lds;
+    const std::ptrdiff_t q = std::ptrdiff_t(i) + diagonal;  // query position minus key 0's
+    std::size_t j = 0;
+    // |q - j| as floats: every value involved is an integer below 2^24, so exact.
+    for (; j + lanes <= cols; j += lanes) {
+      const simd::vf32 d = simd::splat(float(q - std::ptrdiff_t(j))) - step;
+      simd::store(sr + j, simd::load(sr + j) + neg_slope * simd::vabs(d));
+    }
+    for (; j < cols; ++j) {
+      const std::ptrdiff_t d = q - std::ptrdiff_t(j);
+      sr[j] += -slope * float(d < 0 ? -d : d);
+    }
+  }
+}
+
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -52,4 +52,27 @@ void mask_bool_to_additive_f32(std::size_t rows, std::size_t cols, const bool* m
 void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::size_t ldm, float* s,
                   std::size_t lds) noexcept;
 
+// ALiBi (Press et al., "Train short, test long"): s[i][j] += -slope * |i + diagonal - j|, the
+// distance between query row i and key column j with `diagonal` as in mask_causal_f32 (a tile's
+// offsets included, so a score tile of the fused path gets its part without any [S_q x S_kv]
+// bias existing). Where keys do not follow their query (causal) this is slope * (j - q_pos):
+// BLOOM's slope * key_pos and MPT's slope * (j - (S - 1)) up to a per-row constant, which softmax
+// cancels; without a causal mask it is the symmetric -slope * |distance| (ggml, MPT "full").
+// One rounding for the product (|distance| < 2^24 is exact in float), one for the add.
+void mask_alibi_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float slope,
+                    float* s, std::size_t lds) noexcept;
+
+}  // namespace emha
+
+#include "emha/status.hpp"
+
+namespace emha {
+
+// ALiBi's per-head slopes, the reference's get_slopes (ofirpress/attention_with_linear_biases,
+// copied by HF BLOOM/Falcon and vLLM; MPT's and ggml's formulas give the same sequence): for a
+// power of two n, 2^(-8k/n), k = 1..n; otherwise, with c = 2^floor(log2 n), the c slopes of c
+// then every other slope of 2c, first n - c of them. Computed in double as the reference's
+// Python does (start * start ** i), rounded to float once. heads == 0: invalid_argument.
+Status alibi_slopes(std::size_t heads, float* slopes) noexcept;
+
 }  // namespace emha

@@ -51,4 +51,14 @@ inline void mask_add_f32_ref(std::size_t rows, std::size_t cols, const float* ad
     for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] += add[i * ldm + j];
 }
 
+inline void mask_alibi_f32_ref(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal,
+                               float slope, float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::ptrdiff_t d = std::ptrdiff_t(i) + diagonal - std::ptrdiff_t(j);
+      const float distance = float(d < 0 ? -d : d);
+      s[i * lds + j] += -slope * distance;
+    }
+}
+
 }  // namespace emha
