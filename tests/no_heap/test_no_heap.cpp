@@ -11,6 +11,7 @@
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
 #include "emha/kernels/rope.hpp"
+#include "emha/kernels/sinusoidal.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/port.hpp"
 #include "heap_gate.hpp"
@@ -57,6 +58,7 @@ TEST_CASE("arena and kernels do not touch the heap") {
   emha::mask_add_f32(33, 29, g_mask, 0, g_c, 29);
   emha::mask_alibi_f32(33, 29, -3, 0.25f, g_c, 29);
   const bool slopes_ok = emha::alibi_slopes(12, g_mask) == emha::Status::ok;
+  const bool pe_ok = emha::sinusoidal_table_f32(33, 40, g_a) == emha::Status::ok;
   emha::softmax_f32(33, 29, g_c, 29, g_c, 29, emha::SoftmaxOptions{0.5f, g_mask, 0});
   emha::layer_norm_f32(29, 40, g_a, 40, g_a, 40, g_b, g_b + 40, 1e-5f);
   emha::rms_norm_f32(29, 40, g_a, 40, g_a, 40, g_b, 1e-5f);
@@ -78,6 +80,7 @@ TEST_CASE("arena and kernels do not touch the heap") {
   CHECK(rope_ok);
   CHECK(xpos_ok);
   CHECK(slopes_ok);
+  CHECK(pe_ok);
   CHECK(attempts == 0);
 }
 

@@ -9,6 +9,7 @@
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
 #include "emha/kernels/rope.hpp"
+#include "emha/kernels/sinusoidal.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/port.hpp"
 #include "emha/simd.hpp"
