@@ -1,15 +1,18 @@
 // layer_norm_f32, rms_norm_f32 and rope_f32 on the device: norms against their float64
 // reference within the float32 bound of tests/kernels/test_norm.cpp (a looser one: max over the
-// row), RoPE bit for bit against its scalar reference, over tail lengths.
+// row), RoPE bit for bit against its scalar reference, over tail lengths; xPos; and the tables
+// filled once (ALiBi slopes, the sinusoidal encoding) against closed forms, with the device's libm.
 
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 
+#include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
 #include "emha/kernels/norm_ref.hpp"
 #include "emha/kernels/rope.hpp"
 #include "emha/kernels/rope_ref.hpp"
+#include "emha/kernels/sinusoidal.hpp"
 #include "runner.hpp"
 #include "support/numeric.hpp"
 
@@ -21,6 +24,7 @@ constexpr std::size_t rows = 3, max_n = 127 + 1;
 
 float g_x[rows * max_n], g_y[rows * max_n], g_y_ref[rows * max_n], g_gamma[max_n], g_beta[max_n];
 float g_cos[emha::rope_table_floats(9, 128)], g_sin[emha::rope_table_floats(9, 128)];
+float g_slopes[12], g_pe[5 * 8];
 
 // max |y - y64| <= (n + 10) u * 8 (|y64| + 8): inputs in [-3, 5), gamma in [0.5, 1.5), so |z|
 // <= sqrt(n) and mean|x| rstd <= 8 here; a wrong kernel is off by O(1).
@@ -34,10 +38,31 @@ bool within_bound(std::size_t n, std::size_t ld, const float* y, const float* y6
   return true;
 }
 
+// |x - expect| within 2 float ulps of expect
+bool close(float x, double expect) { return std::fabs(double(x) - expect) <= std::fabs(expect) * 2.4e-7; }
+
+void test_tables() {
+  // ALiBi, 12 heads: the 8 slopes of 8 (2^-1 .. 2^-8, exact), then slopes 0, 2, 4, 6 of 16
+  // (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5).
+  bool slopes_ok = emha::alibi_slopes(12, g_slopes) == emha::Status::ok;
+  for (int k = 0; k < 8; ++k) slopes_ok = slopes_ok && g_slopes[k] == std::ldexp(1.0f, -(k + 1));
+  for (int k = 0; k < 4; ++k) slopes_ok = slopes_ok && close(g_slopes[8 + k], std::pow(2.0, -0.5 - k));
+  check(slopes_ok, "alibi_slopes(12): 2^-1 .. 2^-8, then 2^-0.5 .. 2^-3.5");
+  // Sinusoidal, 5 positions x 8: pe[p][2i] = sin(p / 10000^(2i/8)), pe[p][2i+1] = cos(...).
+  bool pe_ok = emha::sinusoidal_table_f32(5, 8, g_pe) == emha::Status::ok;
+  for (int p = 0; p < 5; ++p)
+    for (int i = 0; i < 4; ++i) {
+      const double angle = p / std::pow(10000.0, 2.0 * i / 8.0);
+      pe_ok = pe_ok && close(g_pe[p * 8 + 2 * i], std::sin(angle)) && close(g_pe[p * 8 + 2 * i + 1], std::cos(angle));
+    }
+  check(pe_ok, "sinusoidal_table_f32 within 2 ulps of sin and cos");
+}
+
 }  // namespace
 
 void test_norm_rope() {
   Suite suite("norm, rope");
+  test_tables();
   std::uint64_t seed = 1;
   for (std::size_t n : sizes) {
     const std::size_t ld = n + 1;

@@ -8,9 +8,12 @@ namespace emha {
 namespace {
 
 // Slope i of n (n a power of two), as get_slopes_power_of_2: start = 2^(-2^-(log2(n) - 3)),
-// slope = start * start ** i, in double.
+// slope = start * start ** i, in double. log2(n) is the exact integer math.log2 gives for a power
+// of two, counted here (no libm log2: one function fewer in a firmware image).
 double power_of_two_slope(std::size_t n, std::size_t i) noexcept {
-  const double start = std::pow(2.0, -std::pow(2.0, -(std::log2(double(n)) - 3.0)));
+  int log2_n = 0;
+  while ((std::size_t(1) << log2_n) < n) ++log2_n;
+  const double start = std::pow(2.0, -std::pow(2.0, -(double(log2_n) - 3.0)));
   return start * std::pow(start, double(i));
 }
 
