@@ -20,6 +20,7 @@
 #include "emha/kernels/norm_ref.hpp"
 #include "fixtures/kernels.hpp"
 #include "support/numeric.hpp"
+#include "support/parity_errors.hpp"
 
 namespace {
 
@@ -90,29 +91,14 @@ void check_norm(const NormCase& c, std::uint64_t seed) {
   CHECK(in_place_differs == 0);  // x == y gives the same bits
 }
 
-// max |got - truth| over n elements
-template <class T>
-double max_error(const float* got, const T* truth, std::size_t n) {
-  double e = 0;
-  for (std::size_t i = 0; i < n; ++i) {  // not std::fmax: aarch64 GCC 12 vectorizes that reduction into an ICE
-    const double d = std::fabs(double(got[i]) - double(truth[i]));
-    if (d > e) e = d;
-  }
-  return e;
-}
-
 // emha's error against the float64 truth within 2x PyTorch float32's own (issue #16's parity
 // criterion) plus one float32 ulp of the largest output (torch may be exact on a tiny case).
 template <class F>
 void check_against_torch(const char* kernel, const float* y) {
-  constexpr std::size_t count = F::rows * F::n;
-  const double mine = max_error(y, F::out_f64, count), theirs = max_error(F::out, F::out_f64, count);
-  double top = 0;
-  for (double v : F::out_f64)
-    if (std::fabs(v) > top) top = std::fabs(v);
-  MESSAGE(std::string(kernel) << " vs torch, n = " << F::n << ": max error against float64, emha " << mine
-                 << ", torch float32 " << theirs);
-  CHECK(mine <= 2 * theirs + top * 2 * u32);
+  const emha::test::ParityErrors e = emha::test::parity_errors<F>(y, F::rows * F::n);
+  MESSAGE(std::string(kernel) << " vs torch, n = " << F::n << ": max error against float64, emha " << e.mine
+                 << ", torch float32 " << e.theirs);
+  CHECK(e.mine <= 2 * e.theirs + e.top * 2 * u32);
 }
 
 }  // namespace

@@ -18,12 +18,15 @@
 #include "emha/kernels/rope_ref.hpp"
 #include "fixtures/kernels.hpp"
 #include "support/numeric.hpp"
+#include "support/parity_errors.hpp"
 
 namespace {
 
 using emha::RopePairing;
 using emha::RopeTable;
 using emha::Status;
+using emha::test::parity_errors;
+using emha::test::ParityErrors;
 using emha::test::u32;
 
 struct Table {
@@ -75,26 +78,6 @@ void check_rope(const RopeCase& c, std::uint64_t seed) {
   CHECK(bad == 0);
   CHECK(pass_through_changed == 0);
   CHECK(pad_changed == 0);
-}
-
-// Max errors of y against the float64 truth and torch's float32 output, and the truth's largest
-// magnitude. Explicit maxima, not std::fmax: aarch64 GCC 12 vectorized that reduction into an
-// internal compiler error.
-struct ParityErrors {
-  double mine = 0, theirs = 0, vs_torch = 0, top = 0;
-};
-template <class F>
-ParityErrors parity_errors(const float* y, std::size_t count) {
-  ParityErrors e;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double m = std::fabs(y[i] - F::out_f64[i]), o = std::fabs(F::out[i] - F::out_f64[i]);
-    const double v = std::fabs(double(y[i]) - double(F::out[i])), a = std::fabs(F::out_f64[i]);
-    if (m > e.mine) e.mine = m;
-    if (o > e.theirs) e.theirs = o;
-    if (v > e.vs_torch) e.vs_torch = v;
-    if (a > e.top) e.top = a;
-  }
-  return e;
 }
 
 }  // namespace

@@ -25,12 +25,7 @@ void rotate_half_pairs(std::size_t half, const float* c, const float* s, float* 
     simd::store(x + i, a * vc - b * vs);
     simd::store(xb + i, b * vc + a * vs);
   }
-  for (; i < half; ++i) {
-    const float a = x[i], b = xb[i];
-    const float ac = a * c[i], bs = b * s[i], bc = b * c[i], as = a * s[i];
-    x[i] = ac - bs;
-    xb[i] = bc + as;
-  }
+  for (; i < half; ++i) rope_rotate_pair(x[i], xb[i], c[i], s[i]);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "emha/kernels/rope.hpp"
+#include "emha/kernels/rope_ref.hpp"
 
 namespace emha {
 
@@ -34,10 +35,7 @@ Status xpos_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::
       const float c = t.cos[p * half + i] * factor, s = t.sin[p * half + i] * factor;
       for (std::size_t h = 0; h < heads; ++h) {
         float* pair = x + h * head_dim + 2 * i;
-        const float a = pair[0], b = pair[1];
-        const float ac = a * c, bs = b * s, bc = b * c, as = a * s;
-        pair[0] = ac - bs;
-        pair[1] = bc + as;
+        rope_rotate_pair(pair[0], pair[1], c, s);
       }
     }
   }

@@ -19,6 +19,15 @@ inline void rope_pair(RopePairing pairing, std::size_t d_rot, std::size_t i, std
   b = pairing == RopePairing::half ? i + d_rot / 2 : 2 * i + 1;
 }
 
+// One pair (a, b) rotated by (c, s): a' = a c - b s, b' = b c + a s, each product rounded, then
+// the difference and the sum (HF's x * cos + rotate_half(x) * sin). The scalar step of rope_f32,
+// its reference and xpos_f32.
+inline void rope_rotate_pair(float& a, float& b, float c, float s) noexcept {
+  const float ac = a * c, bs = b * s, bc = b * c, as = a * s;
+  a = ac - bs;
+  b = bc + as;
+}
+
 inline Status rope_f32_ref(std::size_t rows, std::size_t heads, std::size_t head_dim,
                            RopePairing pairing, std::size_t pos0, const RopeTable& t, float* x,
                            std::size_t ldx) noexcept {
@@ -31,10 +40,7 @@ inline Status rope_f32_ref(std::size_t rows, std::size_t heads, std::size_t head
       for (std::size_t i = 0; i < half; ++i) {
         std::size_t ia, ib;
         rope_pair(pairing, t.d_rot, i, ia, ib);
-        const float a = xh[ia], b = xh[ib];
-        const float ac = a * c[i], bs = b * s[i], bc = b * c[i], as = a * s[i];
-        xh[ia] = ac - bs;
-        xh[ib] = bc + as;
+        rope_rotate_pair(xh[ia], xh[ib], c[i], s[i]);
       }
     }
   }
