@@ -24,7 +24,8 @@ struct HeadInputs {
   const float* q;
   const float* k;
   const float* v;
-  std::size_t ld;  // row stride of q, k, v
+  std::size_t ld;       // row stride of q, k, v
+  float alibi_slope;    // ALiBi: -slope * |i - j| joins the scaled scores; 0: no ALiBi
 };
 
 struct HeadOutput {
@@ -51,11 +52,16 @@ inline std::size_t causal_offset(const AttentionMasks& m, const AttentionShape& 
   return m.causal_offset < sh.seq_kv ? m.causal_offset : sh.seq_kv;
 }
 
-// Every mask of (batch b, head h) on the score block of queries [q0, q0 + rows) and keys
-// [k0, k0 + cols), stored s[rows x cols] with row stride lds.
-inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
+// Every term of (batch b, head h) on the scaled score block of queries [q0, q0 + rows) and keys
+// [k0, k0 + cols), stored s[rows x cols] with row stride lds: ALiBi's bias, the masks, then the
+// score bias (torchscale adds rel_pos after its masks). Out of line: its locals stay off the
+// frames of the paths that call it, which hold the GEMMs below them (Cortex-M stack).
+[[gnu::noinline]] inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
                         std::size_t b, std::size_t h, std::size_t q0, std::size_t k0,
-                        std::size_t rows, std::size_t cols, float* s, std::size_t lds) noexcept {
+                        std::size_t rows, std::size_t cols, float alibi_slope, float* s,
+                        std::size_t lds) noexcept {
+  if (alibi_slope != 0.0f)
+    mask_alibi_f32(rows, cols, std::ptrdiff_t(q0) - std::ptrdiff_t(k0), alibi_slope, s, lds);
   if (m.causal)
     mask_causal_f32(rows, cols, std::ptrdiff_t(causal_offset(m, sh) + q0) - std::ptrdiff_t(k0), s, lds);
   if (m.key_lengths.data) {
@@ -69,6 +75,15 @@ inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const Attent
   }
   if (m.attn_additive.data) {
     const auto view = mask_view(d, sh, m.attn_mask_shape, m.attn_additive.data);
+    mask_add_f32(rows, cols, view.block(b, h) + q0 * view.ld + k0, view.ld, s, lds);
+  }
+  if (m.attend.data) {  // [attend_rows, S_kv, attend_batch], broadcast where a size is 1
+    const std::size_t nb = m.attend_batch, ld_row = m.attend_rows > 1 ? sh.seq_kv * nb : 0;
+    const bool* keep = m.attend.data + q0 * ld_row + k0 * nb + (nb > 1 ? b : 0);
+    mask_attend_f32(rows, cols, keep, ld_row, nb, s, lds);
+  }
+  if (m.score_bias.data) {
+    const auto view = mask_view(d, sh, m.score_bias_shape, m.score_bias.data);
     mask_add_f32(rows, cols, view.block(b, h) + q0 * view.ld + k0, view.ld, s, lds);
   }
 }
@@ -103,7 +118,7 @@ template <class K>
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k();
   EMHA_TRY(K::gemm(sq, skv, dk, in.q, in.ld, in.k, in.ld, Trans::transpose, scores, skv, arena,
                    GemmOptions{scale, 0.0f, nullptr}));
-  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, skv, scores, skv);
+  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, skv, in.alibi_slope, scores, skv);
   K::softmax(sq, skv, scores, skv);
   if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
   return K::gemm(sq, dk, skv, scores, skv, in.v, in.ld, Trans::none, out.ctx, out.ld, arena, {});
@@ -142,7 +157,7 @@ template <class K>
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
     EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld, in.ld, in.k + k0 * in.ld, in.ld,
                      Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
-    apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, f.s, lds);
+    apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in.alibi_slope, f.s, lds);
     K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
     EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld, in.ld, Trans::none, ctx, out.ld,
                      arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));

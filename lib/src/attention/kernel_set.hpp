@@ -6,6 +6,10 @@
 
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/gemm_ref.hpp"
+#include "emha/kernels/norm.hpp"
+#include "emha/kernels/norm_ref.hpp"
+#include "emha/kernels/rope.hpp"
+#include "emha/kernels/rope_ref.hpp"
 #include "emha/kernels/softmax.hpp"
 #include "emha/kernels/softmax_ref.hpp"
 #include "isa_kernels.hpp"
@@ -40,6 +44,18 @@ struct SimdKernels {
                             std::size_t ldo) noexcept {
     detail::softmax_online_finish_f32(rows, o_cols, l, o, ldo);
   }
+  static void layer_norm(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                         std::size_t ldy, const float* gamma, const float* beta, float eps) noexcept {
+    detail::layer_norm_f32(rows, n, x, ldx, y, ldy, gamma, beta, eps);
+  }
+  static void rms_norm(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                       std::size_t ldy, const float* gamma, float eps) noexcept {
+    detail::rms_norm_f32(rows, n, x, ldx, y, ldy, gamma, eps);
+  }
+  static Status rope(std::size_t rows, std::size_t heads, std::size_t head_dim, RopePairing pairing,
+                     std::size_t pos0, const RopeTable& t, float* x, std::size_t ldx) noexcept {
+    return detail::rope_f32(rows, heads, head_dim, pairing, pos0, t, x, ldx);
+  }
 };
 
 struct RefKernels {
@@ -66,6 +82,18 @@ struct RefKernels {
   static void online_finish(std::size_t rows, std::size_t o_cols, const float* l, float* o,
                             std::size_t ldo) noexcept {
     softmax_online_finish_f32_ref(rows, o_cols, l, o, ldo);
+  }
+  static void layer_norm(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                         std::size_t ldy, const float* gamma, const float* beta, float eps) noexcept {
+    layer_norm_f32_ref(rows, n, x, ldx, y, ldy, gamma, beta, eps);
+  }
+  static void rms_norm(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
+                       std::size_t ldy, const float* gamma, float eps) noexcept {
+    rms_norm_f32_ref(rows, n, x, ldx, y, ldy, gamma, eps);
+  }
+  static Status rope(std::size_t rows, std::size_t heads, std::size_t head_dim, RopePairing pairing,
+                     std::size_t pos0, const RopeTable& t, float* x, std::size_t ldx) noexcept {
+    return rope_f32_ref(rows, heads, head_dim, pairing, pos0, t, x, ldx);
   }
 };
 

@@ -58,20 +58,28 @@ struct Elements {
   std::size_t attn_weights;            // [B, S_q, S_kv], times heads when not averaged
   std::size_t keys;                    // [B, S_kv]: key_ignored
   std::size_t attn_mask;               // attn_masked / attn_additive, per attn_mask_shape
+  std::size_t attend;                  // [attend_rows, S_kv, attend_batch]
+  std::size_t score_bias;              // per score_bias_shape
 };
 
-Elements elements(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o) noexcept {
+std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape m) noexcept {
   const std::size_t block = sh.seq_q * sh.seq_kv;
-  const MaskShape m = o.masks.attn_mask_shape;
+  return m == MaskShape::per_head         ? d.heads * block
+         : m == MaskShape::per_batch_head ? sh.batch * d.heads * block
+                                          : block;
+}
+
+Elements elements(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o) noexcept {
+  const AttentionMasks& m = o.masks;
   return {sh.batch * sh.seq_q * d.d_model,
           sh.batch * sh.seq_kv * d.kdim,
           sh.batch * sh.seq_kv * d.vdim,
           sh.batch * sh.seq_q * d.d_model,
-          sh.batch * block * (o.average_attn_weights ? 1 : d.heads),
+          sh.batch * sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads),
           sh.batch * sh.seq_kv,
-          m == MaskShape::per_head         ? d.heads * block
-          : m == MaskShape::per_batch_head ? sh.batch * d.heads * block
-                                           : block};
+          mask_elements(d, sh, m.attn_mask_shape),
+          m.attend_rows * sh.seq_kv * m.attend_batch,
+          mask_elements(d, sh, m.score_bias_shape)};
 }
 
 Status check_masks(const AttentionShape& sh, const AttentionMasks& m, const Elements& n) noexcept {
@@ -81,7 +89,23 @@ Status check_masks(const AttentionShape& sh, const AttentionMasks& m, const Elem
   for (std::size_t b = 0; m.key_lengths.data && b < sh.batch; ++b)
     if (m.key_lengths.data[b] > sh.seq_kv) return Status::invalid_argument;
   EMHA_TRY(check_optional(m.attn_masked, n.attn_mask));
-  return check_optional(m.attn_additive, n.attn_mask);
+  EMHA_TRY(check_optional(m.attn_additive, n.attn_mask));
+  if (given(m.attend)) {  // labml: [S_q or 1, S_kv, B or 1]
+    if (m.attend_rows != 1 && m.attend_rows != sh.seq_q) return Status::invalid_argument;
+    if (m.attend_batch != 1 && m.attend_batch != sh.batch) return Status::invalid_argument;
+    EMHA_TRY(check_span(m.attend, n.attend));
+  }
+  if (!valid(m.score_bias_shape)) return Status::invalid_argument;
+  return check_optional(m.score_bias, n.score_bias);
+}
+
+// Positions (rope, xpos, alibi) are self-attention's: query row i and key row i are position i,
+// which needs the same rows for all three inputs.
+Status check_positions(const MhaDims& d, const AttentionShape& sh, Span<const float> q,
+                       Span<const float> k, Span<const float> v) noexcept {
+  if (d.position == Position::none) return Status::ok;
+  const bool self = k.data == q.data && v.data == q.data && sh.seq_q == sh.seq_kv;
+  return self ? Status::ok : Status::invalid_argument;
 }
 
 // The bytes [begin, end) that forward() reads or writes of a span: its first `n` elements
@@ -113,6 +137,8 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
       bytes_of(m.key_lengths.data, sh.batch),
       bytes_of(m.attn_masked.data, n.attn_mask),
       bytes_of(m.attn_additive.data, n.attn_mask),
+      bytes_of(m.attend.data, n.attend),
+      bytes_of(m.score_bias.data, n.score_bias),
       bytes_of(w.in_proj_weight.data, w.in_proj_weight.size),
       bytes_of(w.q_proj_weight.data, w.q_proj_weight.size),
       bytes_of(w.k_proj_weight.data, w.k_proj_weight.size),
@@ -120,6 +146,8 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
       bytes_of(w.in_proj_bias.data, w.in_proj_bias.size),
       bytes_of(w.out_proj_weight.data, w.out_proj_weight.size),
       bytes_of(w.out_proj_bias.data, w.out_proj_bias.size),
+      bytes_of(w.norm_weight.data, w.norm_weight.size),
+      bytes_of(w.norm_bias.data, w.norm_bias.size),
       bytes_of(static_cast<const unsigned char*>(arena.base()), arena.capacity()),
   };
   const Bytes y = bytes_of(out.data, n.out);
@@ -133,8 +161,9 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
 }  // namespace
 
 Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
-                      const AttentionShape& sh, Span<const float> q, Span<const float> k,
-                      Span<const float> v, Span<float> out, const ForwardOptions& o) noexcept {
+                      const AttentionShape& sh, const Span<const float>& q,
+                      const Span<const float>& k, const Span<const float>& v,
+                      const Span<float>& out, const ForwardOptions& o) noexcept {
   if (sh.seq_q == 0 || sh.seq_kv == 0 || sh.batch == 0) return Status::invalid_argument;
   if (!valid(sh.layout)) return Status::invalid_argument;
   if (sh.seq_q > d.max_seq_q || sh.seq_kv > d.max_seq_kv || sh.batch > d.max_batch)
@@ -148,6 +177,7 @@ Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& are
   EMHA_TRY(check_optional(o.attn_weights, n.attn_weights));
   EMHA_TRY(check_masks(sh, o.masks, n));
   if (o.attn_weights.data && !d.weights) return Status::invalid_argument;
+  EMHA_TRY(check_positions(d, sh, q, k, v));
   EMHA_TRY(check_no_overlap(w, arena, sh, q, k, v, out, o, n));
   if (arena.available() < mha_arena_bytes(d)) return Status::no_space;
   return Status::ok;
@@ -166,12 +196,12 @@ Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
     EMHA_TRY(check_weight(w.v_proj_weight, d.d_model * d.vdim));
   }
   EMHA_TRY(check_weight(w.out_proj_weight, d.d_model * d.d_model));
-  if (d.bias) {
-    EMHA_TRY(check_weight(w.in_proj_bias, 3 * d.d_model));
-    return check_weight(w.out_proj_bias, d.d_model);
-  }
-  EMHA_TRY(check_unused(w.in_proj_bias));
-  return check_unused(w.out_proj_bias);
+  EMHA_TRY(d.in_bias_floats() ? check_weight(w.in_proj_bias, d.in_bias_floats()) : check_unused(w.in_proj_bias));
+  EMHA_TRY(d.bias[3] ? check_weight(w.out_proj_bias, d.d_model) : check_unused(w.out_proj_bias));
+  const bool gamma = d.norm != NormPlacement::none && d.norm_affine;
+  const bool beta = gamma && d.norm_kind == NormKind::layer_norm;
+  EMHA_TRY(gamma ? check_weight(w.norm_weight, d.d_model) : check_unused(w.norm_weight));
+  return beta ? check_weight(w.norm_bias, d.d_model) : check_unused(w.norm_bias);
 }
 
 }  // namespace emha::detail

@@ -8,8 +8,8 @@ namespace emha::detail {
 // ok, or the first problem: invalid_argument, too_long, null_pointer, size_mismatch, overlap,
 // no_space. `w` (checked by mha_check_weights) is read only for its byte ranges.
 Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
-                      const AttentionShape& shape, Span<const float> query, Span<const float> key,
-                      Span<const float> value, Span<float> out,
-                      const ForwardOptions& options) noexcept;
+                      const AttentionShape& shape, const Span<const float>& query,
+                      const Span<const float>& key, const Span<const float>& value,
+                      const Span<float>& out, const ForwardOptions& options) noexcept;
 
 }  // namespace emha::detail

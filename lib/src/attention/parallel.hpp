@@ -76,7 +76,8 @@ Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, c
   return Status(job.status.load());
 }
 
-// C[m x n] = A W^T (+ bias) with W [n x k] in place (ldw) or pre-packed (packed non-null).
+// C[m x n] = A W^T (+ bias) (+ beta C) with W [n x k] in place (ldw) or pre-packed (packed
+// non-null).
 struct Product {
   std::size_t m, n, k;
   const float* a;
@@ -88,6 +89,7 @@ struct Product {
   const float* bias;
   float* c;
   std::size_t ldc;
+  float beta = 0.0f;  // 1: accumulate onto C (the residual)
 };
 
 // A product in column blocks, one per task (multiples of gemm_max_nr wide: the same panels, so
@@ -102,9 +104,9 @@ Status run_product(const Product& p, const TaskSlots& slots) noexcept {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
     if (p.packed)
       return K::gemm_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed, p.packed_floats,
-                                       p.c, p.ldc, GemmOptions{1.0f, 0.0f, p.bias});
+                                       p.c, p.ldc, GemmOptions{1.0f, p.beta, p.bias});
     return K::gemm(p.m, j1 - j0, p.k, p.a, p.lda, p.w + j0 * p.ldw, p.ldw, Trans::transpose,
-                   p.c + j0, p.ldc, arena, GemmOptions{1.0f, 0.0f, p.bias ? p.bias + j0 : nullptr});
+                   p.c + j0, p.ldc, arena, GemmOptions{1.0f, p.beta, p.bias ? p.bias + j0 : nullptr});
   });
 }
 

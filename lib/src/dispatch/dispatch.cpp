@@ -91,15 +91,17 @@ namespace emha::detail {
 MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
   return kernels().pack_weights(d, w, packed);
 }
-Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
-                   const AttentionShape& shape, Span<const float> query, Span<const float> key,
-                   Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept {
-  return kernels().forward(d, w, packed, arena, shape, query, key, value, out, options);
+Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                   const MhaPositions& positions, ArenaRef& arena, const AttentionShape& shape,
+                   Span<const float> query, Span<const float> key, Span<const float> value,
+                   Span<float> out, const ForwardOptions& options) noexcept {
+  return kernels().forward(d, w, packed, positions, arena, shape, query, key, value, out, options);
 }
-Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
-                       const AttentionShape& shape, Span<const float> query, Span<const float> key,
-                       Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept {
-  return kernels().forward_ref(d, w, arena, shape, query, key, value, out, options);
+Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
+                       ArenaRef& arena, const AttentionShape& shape, Span<const float> query,
+                       Span<const float> key, Span<const float> value, Span<float> out,
+                       const ForwardOptions& options) noexcept {
+  return kernels().forward_ref(d, w, positions, arena, shape, query, key, value, out, options);
 }
 
 }  // namespace emha::detail

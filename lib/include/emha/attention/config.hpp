@@ -9,7 +9,37 @@
 
 #include <cstddef>
 
+#include "emha/kernels/rope.hpp"
+
 namespace emha {
+
+// Position information applied inside the layer (self-attention only). Sinusoidal encodings are
+// added to the input by the caller (emha/kernels/sinusoidal.hpp): they are not part of attention.
+enum class Position : unsigned char {
+  none,
+  rope,   // rotary, on projected Q and K (rope_pairing, rope_dims, rope_base); HF's float32 angles
+  xpos,   // torchscale's xPos: interleaved rotary scaled by zeta^(p / xpos_scale_base), keys inverse
+  alibi,  // -slope_h * |i - j| added to the scaled scores, slopes as the ALiBi reference get_slopes
+};
+
+// Where the layer's one normalization goes (x is the query input):
+enum class NormPlacement : unsigned char {
+  none,  // out = MHA(x)
+  post,  // out = Norm(x + MHA(x))           post-LN: original Transformer, the blog encoder block
+  pre,   // out = x + MHA(Norm(x))           pre-LN: key and value are Norm(x) too when they are x
+  sub,   // out = out_proj(Norm(heads(x)))   sub-LN: torchscale's inner_attn_ln, before out_proj
+};
+
+enum class NormKind : unsigned char {
+  layer_norm,  // torch.nn.LayerNorm: weight and bias (norm_affine)
+  rms_norm,    // HF LlamaRMSNorm / torch.nn.RMSNorm: weight (norm_affine)
+};
+
+// Which projections have a bias, on top of `bias` (a projection has one when both say so). labml's
+// annotated MHA with bias=False is {false, false, true, true}: its V and output layers always have one.
+struct ProjectionBias {
+  bool q = true, k = true, v = true, out = true;
+};
 
 template <std::size_t DModel, std::size_t Heads, std::size_t MaxSeqQ, std::size_t MaxSeqKv = MaxSeqQ>
 struct MhaConfig {
@@ -33,6 +63,18 @@ struct MhaConfig {
   // slot of its own into the arena; 1 keeps forward() on the caller's thread. Results are
   // bit-identical for every value and every number of running workers.
   static constexpr std::size_t max_threads = 1;
+
+  // Around attention (issue #16); the defaults are torch.nn.MultiheadAttention.
+  static constexpr ProjectionBias projection_bias{};
+  static constexpr Position position = Position::none;
+  static constexpr RopePairing rope_pairing = RopePairing::half;  // rope: HF rotate_half
+  static constexpr std::size_t rope_dims = 0;        // rope: rotated dims per head; 0 = all d_k
+  static constexpr float rope_base = 10000.0f;       // rope: 500000 for Llama 3
+  static constexpr float xpos_scale_base = 512.0f;   // xpos: torchscale's xpos_scale_base
+  static constexpr NormPlacement norm = NormPlacement::none;
+  static constexpr NormKind norm_kind = NormKind::layer_norm;
+  static constexpr float norm_eps = 1e-5f;           // LayerNorm's default; HF Llama: 1e-6
+  static constexpr bool norm_affine = true;          // false: elementwise_affine=False, no weights
 };
 
 namespace detail {
@@ -49,6 +91,15 @@ constexpr bool check_config() {
   static_assert(C::vdim > 0, "vdim must be greater than zero");
   static_assert(C::max_batch > 0, "max_batch must be greater than zero");
   static_assert(C::max_threads > 0, "max_threads must be greater than zero");
+  constexpr std::size_t d_k = C::heads == 0 ? 0 : C::d_model / C::heads;
+  constexpr std::size_t rope_dims = C::rope_dims == 0 ? d_k : C::rope_dims;
+  static_assert(C::position != Position::rope || (rope_dims % 2 == 0 && rope_dims <= d_k),
+                "rope_dims must be even and at most d_model / heads");
+  static_assert(C::position != Position::rope || C::rope_base > 0.0f, "rope_base must be positive");
+  static_assert(C::position != Position::xpos || d_k % 2 == 0, "xpos needs an even d_model / heads");
+  static_assert(C::position != Position::xpos || C::xpos_scale_base > 0.0f,
+                "xpos_scale_base must be positive");
+  static_assert(C::norm_eps >= 0.0f, "norm_eps must not be negative");
   return true;
 }
 

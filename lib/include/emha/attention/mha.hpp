@@ -47,15 +47,15 @@ class MultiHeadAttention {
 
  public:
   using config = Config;
-  static constexpr detail::MhaDims dims{Config::d_model, Config::heads,     Config::kdim,
-                                        Config::vdim,    Config::max_seq_q, Config::max_seq_kv,
-                                        Config::max_batch, Config::bias, Config::prepack_weights,
-                                        Config::attention_weights, Config::max_threads};
+  static constexpr detail::MhaDims dims = detail::mha_dims<Config>();
   // Scratch bytes forward() needs: the arena's size (owned) or the minimum a caller passes.
   static constexpr std::size_t arena_bytes = detail::mha_arena_bytes(dims);
   // Bytes of the object's copy of the weights in panel layout (0 with prepack_weights off).
   static constexpr std::size_t packed_weight_bytes =
       Config::prepack_weights ? detail::mha_packed_floats(dims) * sizeof(float) : 0;
+  // Bytes of the object's position tables: RoPE/xPos cos and sin, or ALiBi's slopes (else 0),
+  // filled by the constructor.
+  static constexpr std::size_t position_table_bytes = detail::mha_position_floats(dims) * sizeof(float);
 
   // Owned arena.
   MultiHeadAttention() noexcept {
@@ -106,7 +106,8 @@ class MultiHeadAttention {
                  Span<const float> value, Span<float> out,
                  const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_forward(dims, weights_, packed_, scratch_.get(), shape, query, key, value, out, options);
+    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, query, key,
+                               value, out, options);
   }
 
   // forward() computed by the scalar reference kernels: the oracle the SIMD path is measured
@@ -115,7 +116,8 @@ class MultiHeadAttention {
                            Span<const float> key, Span<const float> value, Span<float> out,
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_forward_ref(dims, weights_, scratch_.get(), shape, query, key, value, out, options);
+    return detail::mha_forward_ref(dims, weights_, positions_, scratch_.get(), shape, query, key,
+                                   value, out, options);
   }
 
   // The scratch arena, e.g. to read high_water() after forward().
@@ -124,7 +126,10 @@ class MultiHeadAttention {
  private:
   detail::ArenaHolder<Own, arena_bytes> scratch_{};
   detail::PackedStorage<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
+  detail::PackedStorage<(detail::mha_position_floats(dims) > 0), detail::mha_position_floats(dims)>
+      position_storage_;
   detail::MhaPacked packed_{};
+  detail::MhaPositions positions_ = detail::mha_fill_positions(dims, position_storage_.data);
   MhaWeights weights_{};
   bool has_weights_ = false;
 };

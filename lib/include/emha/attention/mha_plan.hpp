@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "emha/arena.hpp"
+#include "emha/attention/config.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/status.hpp"
@@ -12,15 +13,78 @@
 namespace emha::detail {
 
 struct MhaDims {
-  std::size_t d_model, heads, kdim, vdim, max_seq_q, max_seq_kv, max_batch;
-  bool bias;
-  bool prepack;
-  bool weights;  // the unfused path (attention weights out) is available
-  std::size_t threads;  // scratch slots: tasks forward() splits a stage into, at most
+  std::size_t d_model = 0, heads = 0, kdim = 0, vdim = 0, max_seq_q = 0, max_seq_kv = 0, max_batch = 0;
+  bool bias[4] = {};     // Q, K, V, output projection has a bias
+  bool prepack = false;
+  bool weights = false;  // the unfused path (attention weights out) is available
+  std::size_t threads = 0;  // scratch slots: tasks forward() splits a stage into, at most
+  Position position = Position::none;
+  RopePairing rope_pairing = RopePairing::half;
+  std::size_t rope_dims = 0;  // rotated dims per head (rope: Config::rope_dims or d_k; xpos: d_k)
+  float rope_base = 0, xpos_scale_base = 0;
+  NormPlacement norm = NormPlacement::none;
+  NormKind norm_kind = NormKind::layer_norm;
+  float norm_eps = 0;
+  bool norm_affine = false;
 
   constexpr std::size_t d_k() const noexcept { return d_model / heads; }
   constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
+  // Floats of in_proj_bias: d_model for each of Q, K, V with a bias.
+  constexpr std::size_t in_bias_floats() const noexcept {
+    return (std::size_t(bias[0]) + bias[1] + bias[2]) * d_model;
+  }
+  constexpr std::size_t max_positions() const noexcept {
+    return max_seq_q < max_seq_kv ? max_seq_kv : max_seq_q;
+  }
 };
+
+// The dims of a Config (checked by check_config).
+template <class C>
+constexpr MhaDims mha_dims() noexcept {
+  MhaDims d;
+  d.d_model = C::d_model;
+  d.heads = C::heads;
+  d.kdim = C::kdim;
+  d.vdim = C::vdim;
+  d.max_seq_q = C::max_seq_q;
+  d.max_seq_kv = C::max_seq_kv;
+  d.max_batch = C::max_batch;
+  const ProjectionBias pb = C::projection_bias;
+  d.bias[0] = C::bias && pb.q;
+  d.bias[1] = C::bias && pb.k;
+  d.bias[2] = C::bias && pb.v;
+  d.bias[3] = C::bias && pb.out;
+  d.prepack = C::prepack_weights;
+  d.weights = C::attention_weights;
+  d.threads = C::max_threads;
+  d.position = C::position;
+  d.rope_pairing = C::position == Position::xpos ? RopePairing::interleaved : C::rope_pairing;
+  d.rope_dims = C::position == Position::rope && C::rope_dims != 0 ? C::rope_dims : C::d_model / C::heads;
+  d.rope_base = C::position == Position::xpos ? 10000.0f : C::rope_base;
+  d.xpos_scale_base = C::xpos_scale_base;
+  d.norm = C::norm;
+  d.norm_kind = C::norm_kind;
+  d.norm_eps = C::norm_eps;
+  d.norm_affine = C::norm_affine;
+  return d;
+}
+
+// Floats of the position tables an object holds: RoPE/xPos cos and sin [positions x rope_dims/2]
+// each, ALiBi's slopes [heads].
+constexpr std::size_t mha_position_floats(const MhaDims& d) noexcept {
+  if (d.position == Position::rope || d.position == Position::xpos)
+    return 2 * rope_table_floats(d.max_positions(), d.rope_dims);
+  return d.position == Position::alibi ? d.heads : 0;
+}
+
+// The filled tables (mha_fill_positions), or nulls.
+struct MhaPositions {
+  RopeTable rope;
+  const float* alibi_slopes;
+};
+
+// Fills `storage` (mha_position_floats(d) floats) with d's tables.
+MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept;
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
@@ -80,12 +144,14 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept;
 
 // The whole forward pass; see MultiHeadAttention::forward. `w` has passed mha_check_weights.
-Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed, ArenaRef& arena,
+Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                   const MhaPositions& positions, ArenaRef& arena,
                    const AttentionShape& shape, Span<const float> query, Span<const float> key,
                    Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
 
 // The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref).
-Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, ArenaRef& arena,
+Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
+                       ArenaRef& arena,
                        const AttentionShape& shape, Span<const float> query, Span<const float> key,
                        Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
 

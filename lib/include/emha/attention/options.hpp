@@ -28,9 +28,14 @@ struct MhaWeights {
   Span<const float> q_proj_weight;    // [d_model, d_model]     when kdim or vdim != d_model
   Span<const float> k_proj_weight;    // [d_model, kdim]
   Span<const float> v_proj_weight;    // [d_model, vdim]
-  Span<const float> in_proj_bias;     // [3*d_model]            when Config::bias
+  Span<const float> in_proj_bias;     // [n*d_model]: the biases of the n of Q, K, V that have one
+                                      // (Config::bias, projection_bias), in that order; 3*d_model
+                                      // for nn.MultiheadAttention
   Span<const float> out_proj_weight;  // [d_model, d_model]
-  Span<const float> out_proj_bias;    // [d_model]              when Config::bias
+  Span<const float> out_proj_bias;    // [d_model]              when the output projection has one
+  Span<const float> norm_weight;      // [d_model] with Config::norm and norm_affine: LayerNorm or
+                                      // RMSNorm weight (layer_norm.weight, inner_attn_ln.weight)
+  Span<const float> norm_bias;        // [d_model] with a LayerNorm and norm_affine (.bias)
 };
 
 // Layout of an attention mask (bool or additive); PyTorch's 2-D and 3-D attn_mask are
@@ -51,6 +56,14 @@ struct AttentionMasks {
   Span<const bool> attn_masked;    // true = masked (PyTorch bool attn_mask), shape attn_mask_shape
   Span<const float> attn_additive; // added to the scaled scores (PyTorch float attn_mask)
   MaskShape attn_mask_shape = MaskShape::shared;
+  // labml's mask: [attend_rows, seq_kv, attend_batch], true = attend (labml's mask == 0 is
+  // masked); attend_rows is seq_q or 1, attend_batch is batch or 1 (broadcast over what is 1).
+  Span<const bool> attend;
+  std::size_t attend_rows = 1, attend_batch = 1;
+  // A bias added to the scaled scores after every mask: torchscale's rel_pos ([batch * heads,
+  // seq_q, seq_kv] = per_batch_head), or what a get_scores override would add (labml).
+  Span<const float> score_bias;
+  MaskShape score_bias_shape = MaskShape::per_batch_head;
 };
 
 struct ForwardOptions {

@@ -52,6 +52,12 @@ void mask_bool_to_additive_f32(std::size_t rows, std::size_t cols, const bool* m
 void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::size_t ldm, float* s,
                   std::size_t lds) noexcept;
 
+// An "attend" mask of any strides, true = attend (labml's mask; mask == 0 is masked):
+// s[i][j] = -inf where !keep[i * ld_row + j * ld_col]. ld_row = 0 broadcasts one row. One scalar
+// body for every build (compiled once): a strided gather of bools, where the masks above read rows.
+void mask_attend_f32(std::size_t rows, std::size_t cols, const bool* keep, std::size_t ld_row,
+                     std::size_t ld_col, float* s, std::size_t lds) noexcept;
+
 // ALiBi (Press et al., "Train short, test long"): s[i][j] += -slope * |i + diagonal - j|, the
 // distance between query row i and key column j with `diagonal` as in mask_causal_f32 (a tile's
 // offsets included, so a score tile of the fused path gets its part without any [S_q x S_kv]

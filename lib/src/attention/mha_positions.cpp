@@ -1,0 +1,23 @@
+// The position tables a MultiHeadAttention fills once, in its constructor (compiled once: no
+// instruction-set variants): RoPE's and xPos's cos and sin [positions x rope_dims/2] over positions
+// 0 .. max(max_seq_q, max_seq_kv) - 1, or ALiBi's per-head slopes.
+
+#include "emha/attention/mha_plan.hpp"
+#include "emha/kernels/mask.hpp"
+
+namespace emha::detail {
+
+MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept {
+  MhaPositions p{};
+  if (d.position == Position::rope || d.position == Position::xpos) {
+    const std::size_t n = d.max_positions(), floats = rope_table_floats(n, d.rope_dims);
+    // check_config has made rope_dims even, positive and the base positive: this cannot fail.
+    if (rope_table_f32(n, d.rope_dims, d.rope_base, storage, storage + floats) == Status::ok)
+      p.rope = RopeTable{storage, storage + floats, n, d.rope_dims};
+  } else if (d.position == Position::alibi) {
+    if (alibi_slopes(d.heads, storage) == Status::ok) p.alibi_slopes = storage;
+  }
+  return p;
+}
+
+}  // namespace emha::detail

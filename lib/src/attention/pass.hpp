@@ -1,0 +1,49 @@
+#pragma once
+// What the stages of one forward() call read (lib/src/attention/stage_*.hpp): its arguments, the
+// object's weights and tables, and the arena buffers that live across the pass. Built once per call
+// and passed by reference; each stage runs out of line, so that only the running stage's locals
+// are on the stack (the deepest chain, forward -> a stage -> a head -> a GEMM, is what a firmware
+// must reserve: tests/firmware/stack_budget.py).
+
+#include <cstddef>
+
+#include "attention/parallel.hpp"
+#include "emha/attention/mha_plan.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+// Rows of one sequence inside a [B, S, D] or [S, B, D] tensor: start and row stride.
+template <class T>
+struct Rows {
+  T* p;
+  std::size_t ld;
+};
+template <class T>
+Rows<T> rows_of(T* base, std::size_t b, std::size_t seq, std::size_t dim,
+                const AttentionShape& sh) noexcept {
+  if (sh.layout == Layout::batch_first) return {base + b * seq * dim, dim};
+  return {base + b * dim, sh.batch * dim};
+}
+
+struct Pass {
+  const MhaDims& d;
+  const MhaWeights& w;
+  const MhaPacked& packed;
+  const MhaPositions& positions;
+  const AttentionShape& sh;
+  const ForwardOptions& o;
+  // Pointers, not spans (sizes are checked before a stage runs): a smaller Pass is a smaller
+  // frame at the bottom of the deepest call chain.
+  const float* query;              // the caller's query: the residual of pre- and post-LN
+  const float* in_q;               // what the projections read: the inputs, or with pre-LN
+  const float* in_k;               // Norm(query) (held in `out`) for each input that is the query
+  const float* in_v;
+  float* out;
+  float* qkv;  // [max(S_q, S_kv), 3 * d_model]: Q | K | V of the current sequence
+  float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
+  TaskSlots slots;  // each task's scratch (parallel.hpp)
+};
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

@@ -1,0 +1,70 @@
+#pragma once
+// Stage: every head of one sequence into Pass::ctx, fused unless the attention weights are wanted
+// (head_attention.hpp). Items: fused, (head, query tile) pairs; unfused, heads, or all heads as
+// one item when their weights are averaged (each head adds into the same average, in head order).
+
+#include <cmath>
+
+#include "attention/head_attention.hpp"
+#include "attention/pass.hpp"
+#include "attention/return_on_error.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+// The fused path's buffers for one query tile, from a task's slot.
+inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScratch& f) noexcept {
+  const std::size_t bq = mha_min(sh.seq_q, mha_block_q), bk = mha_min(sh.seq_kv, mha_block_kv);
+  EMHA_TRY(arena.allocate(bq * bk, f.s, 64));
+  EMHA_TRY(arena.allocate(bq, f.row_max, 64));
+  return arena.allocate(bq, f.row_sum, 64);
+}
+
+// Head h's Q, K, V columns of Pass::qkv and its ALiBi slope; its columns of Pass::ctx.
+inline HeadInputs head_inputs(const Pass& s, std::size_t h) noexcept {
+  const std::size_t D = s.d.d_model, dk = s.d.d_k();
+  const float* slopes = s.positions.alibi_slopes;
+  return HeadInputs{s.qkv + h * dk, s.qkv + D + h * dk, s.qkv + 2 * D + h * dk, 3 * D,
+                    slopes ? slopes[h] : 0.0f};
+}
+inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
+  return HeadOutput{s.ctx + h * s.d.d_k(), s.d.d_model};
+}
+
+// The bodies capture only the Pass, the sequence and the scale: what they capture is a frame at
+// the bottom of the deepest call chain (Cortex-M stack, tests/firmware/stack_budget.py).
+template <class K>
+[[gnu::noinline]] Status attend_stage(const Pass& s, std::size_t b) noexcept {
+  const MhaDims& d = s.d;
+  const float scale = s.o.scale != 0.0f ? s.o.scale : 1.0f / std::sqrt(float(d.d_k()));
+  const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * d.d_model;
+  if (s.o.attn_weights.data == nullptr) {  // fused
+    const std::size_t items = d.heads * fused_tiles(s.sh);
+    return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+                     [&s, b, scale](std::size_t i, ArenaRef& arena) noexcept {
+      // Tile-major: a task's items (i, i + tasks, ...) spread over the tiles, which differ in
+      // size (the last one is short), rather than taking every first tile.
+      const std::size_t h = i % s.d.heads;
+      ArenaScope scope(arena);
+      FusedScratch f{};
+      EMHA_TRY(allocate_fused(s.sh, arena, f));
+      return attend_fused<K>(s.d, s.sh, s.o, b, h, i / s.d.heads * mha_block_q, head_inputs(s, h),
+                             scale, f, head_output(s, h), arena);
+    });
+  }
+  const std::size_t per_item = s.o.average_attn_weights ? d.heads : 1, items = d.heads / per_item;
+  return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+                   [&s, b, scale, per_item](std::size_t i, ArenaRef& arena) noexcept {
+    for (std::size_t h = i * per_item; h < (i + 1) * per_item; ++h) {
+      ArenaScope scope(arena);
+      float* scores = nullptr;
+      EMHA_TRY(arena.allocate(s.sh.seq_q * s.sh.seq_kv, scores, 64));
+      EMHA_TRY(attend_unfused<K>(s.d, s.sh, s.o, b, h, head_inputs(s, h), scale, scores,
+                                 head_output(s, h), arena));
+    }
+    return Status::ok;
+  });
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

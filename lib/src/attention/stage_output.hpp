@@ -1,0 +1,37 @@
+#pragma once
+// Stage: the output projection of one sequence, out rows = ctx * W_out^T + b_out, or with the
+// residual of pre- and post-LN, out rows = query rows + (ctx * W_out^T + b_out) (the query is
+// copied into out, which the GEMM then accumulates onto: beta = 1).
+
+#include "attention/pass.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+template <class K>
+Status project_output(const Pass& s, std::size_t b, float beta) noexcept {
+  const std::size_t D = s.d.d_model;
+  const Rows<float> y = rows_of(s.out, b, s.sh.seq_q, D, s.sh);
+  Product product{s.sh.seq_q, D, D, s.ctx, D, s.w.out_proj_weight.data, D, s.packed.w[3],
+                  s.packed.floats[3], s.d.bias[3] ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
+  product.beta = beta;
+  return run_product<K>(product, s.slots);
+}
+
+template <class K>
+[[gnu::noinline]] Status output_stage(const Pass& s, std::size_t b) noexcept {
+  return project_output<K>(s, b, 0.0f);
+}
+
+template <class K>
+[[gnu::noinline]] Status residual_output_stage(const Pass& s, std::size_t b) noexcept {
+  const std::size_t D = s.d.d_model;
+  const Rows<const float> x = rows_of(s.query, b, s.sh.seq_q, D, s.sh);
+  const Rows<float> y = rows_of(s.out, b, s.sh.seq_q, D, s.sh);
+  for (std::size_t i = 0; i < s.sh.seq_q; ++i)
+    for (std::size_t j = 0; j < D; ++j) y.p[i * y.ld + j] = x.p[i * x.ld + j];
+  return project_output<K>(s, b, 1.0f);
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

@@ -1,0 +1,34 @@
+#pragma once
+// Stage: positions on the projected Q and K of one sequence (self-attention: query row i and key
+// row i are position i), in place in Pass::qkv. ALiBi is not a stage: it is a bias inside each
+// score tile (head_attention.hpp).
+//   rope: Q and K rotated by the table's angles (HF: after the projections' bias, before the scale)
+//   xpos: torchscale's xPos over all N = S positions: Q scaled up, K down (downscale=True)
+
+#include "attention/kernel_set.hpp"
+#include "attention/pass.hpp"
+#include "attention/return_on_error.hpp"
+#include "emha/kernels/rope.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+template <class K>
+[[gnu::noinline]] Status rope_stage(const Pass& s, std::size_t) noexcept {
+  const MhaDims& d = s.d;
+  const std::size_t D = d.d_model, ld = 3 * D;
+  EMHA_TRY(K::rope(s.sh.seq_q, d.heads, d.d_k(), d.rope_pairing, 0, s.positions.rope, s.qkv, ld));
+  return K::rope(s.sh.seq_kv, d.heads, d.d_k(), d.rope_pairing, 0, s.positions.rope, s.qkv + D, ld);
+}
+
+template <class K>
+[[gnu::noinline]] Status xpos_stage(const Pass& s, std::size_t) noexcept {
+  const MhaDims& d = s.d;
+  const std::size_t D = d.d_model, ld = 3 * D, sq = s.sh.seq_q, skv = s.sh.seq_kv;
+  const RopeTable& t = s.positions.rope;
+  EMHA_TRY(xpos_f32(sq, d.heads, d.d_k(), sq, false, d.xpos_scale_base, t, s.qkv, ld));
+  return xpos_f32(skv, d.heads, d.d_k(), skv, true, d.xpos_scale_base, t, s.qkv + D, ld);
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

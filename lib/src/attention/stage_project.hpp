@@ -1,0 +1,76 @@
+#pragma once
+// Stage: [Q | K | V] of one sequence = inputs * W_in^T + b_in, into Pass::qkv [S, 3 * d_model].
+
+#include "attention/pass.hpp"
+#include "attention/return_on_error.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+// The input projection weights as three row blocks of W_in, and their biases (null: none).
+struct InProj {
+  const float* w[3];
+  std::size_t ld[3];
+  const float* bias[3];
+};
+
+inline InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
+  const std::size_t dd = d.d_model * d.d_model;
+  InProj p{};
+  if (d.same_embed_dim()) {
+    for (int i = 0; i < 3; ++i) {
+      p.w[i] = w.in_proj_weight.data + i * dd;
+      p.ld[i] = d.d_model;
+    }
+  } else {
+    p.w[0] = w.q_proj_weight.data;
+    p.w[1] = w.k_proj_weight.data;
+    p.w[2] = w.v_proj_weight.data;
+    p.ld[0] = d.d_model;
+    p.ld[1] = d.kdim;
+    p.ld[2] = d.vdim;
+  }
+  const float* bias = w.in_proj_bias.data;  // only the projections that have one, in order
+  for (int i = 0; i < 3; ++i) {
+    p.bias[i] = d.bias[i] ? bias : nullptr;
+    if (d.bias[i]) bias += d.d_model;
+  }
+  return p;
+}
+
+// qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
+// the weights are pre-packed: `packed` holds their panels, else all null), in column blocks
+// over the task slots. Inlined: its own frame only held the Product (Cortex-M4 -Os stack).
+template <class K>
+[[gnu::always_inline]] inline Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed,
+                                             int first, int count, Rows<const float> x, std::size_t rows,
+                                             float* qkv, const TaskSlots& slots) noexcept {
+  const Product product{rows,          count * d.d_model,     p.ld[first], x.p,
+                        x.ld,          p.w[first],            p.ld[first], packed.w[first],
+                        packed.floats[first], p.bias[first],  qkv + first * d.d_model,
+                        3 * d.d_model};
+  return run_product<K>(product, slots);
+}
+
+// Blocks that share one input are one GEMM (self-attention: all three; key == value: K and V)
+// unless the weights are pre-packed or only some of the blocks have a bias.
+template <class K>
+[[gnu::noinline]] Status project_stage(const Pass& s, std::size_t b) noexcept {
+  const MhaDims& d = s.d;
+  const std::size_t sq = s.sh.seq_q, skv = s.sh.seq_kv;
+  const InProj p = in_proj(d, s.w);
+  const MhaPacked& pk = s.packed;
+  const bool one_bias = d.bias[0] == d.bias[1] && d.bias[1] == d.bias[2];
+  const bool fuse_kv = d.same_embed_dim() && s.in_k == s.in_v && !pk.w[1] && one_bias;
+  const bool fuse_qkv = fuse_kv && s.in_q == s.in_k && sq == skv;
+  const Rows<const float> xq = rows_of(s.in_q, b, sq, d.d_model, s.sh);
+  if (fuse_qkv) return project<K>(d, p, pk, 0, 3, xq, sq, s.qkv, s.slots);
+  EMHA_TRY(project<K>(d, p, pk, 0, 1, xq, sq, s.qkv, s.slots));
+  const Rows<const float> xk = rows_of(s.in_k, b, skv, d.kdim, s.sh);
+  if (fuse_kv) return project<K>(d, p, pk, 1, 2, xk, skv, s.qkv, s.slots);
+  EMHA_TRY(project<K>(d, p, pk, 1, 1, xk, skv, s.qkv, s.slots));
+  return project<K>(d, p, pk, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, s.qkv, s.slots);
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

@@ -1,0 +1,894 @@
+"""Generate C++ fixtures for emha from the attention modules users port ("seed" modules), in PyTorch.
+
+tests/attention/gen_fixtures.py covers torch.nn.MultiheadAttention; this script re-implements, as
+nn.Modules and with the originals' torch expressions in the originals' order, the other attention
+blocks emha is meant to replace (issue #16):
+
+  BlogEncoderAttention  the "Attention Is All You Need" encoder attention block of the widely copied
+                        blog version (post-LN, the (d_k // heads) ** -0.5 scale, -1e9 masking)
+  TorchscaleMHA         microsoft/torchscale component/multihead_attention.py (+ XPOS from
+                        component/xpos_relative_position.py), non-flash path
+  LabmlMHA              labml.ai annotated MultiHeadAttention, labml_nn/transformers/mha.py
+  PerHeadMHA            one nn.Linear(d_model, d_k) per head for Q, K and V (nbdev / NLP-book style)
+  FeatureMHA            a reference "modern" block: HF Llama RoPE, ALiBi, pre-/post-/sub-LN with
+                        LayerNorm or HF LlamaRMSNorm
+
+For every case it builds a seeded module (torch.manual_seed(zlib.crc32(name)); default nn.Linear /
+nn.LayerNorm init, then every bias uniform(-0.5, 0.5), every norm weight uniform(0.5, 1.5)), draws
+inputs and masks (re-drawing masks until no query row is fully masked), runs the module in float32
+(`out`, `attn_weights`) and a float64 copy of it (`module.double()`, the same inputs, angles and
+slopes computed in double) as the truth (`out_f64`), and writes
+
+    tests/attention/seed_fixtures/<name>.hpp   one `struct emha::seed_fixtures::<name>` per case
+    tests/attention/seed_fixtures/all.hpp      `emha::seed_fixtures::all` (std::tuple of every case)
+                                               and `emha::seed_fixtures::small` (fewer than
+                                               SMALL_LIMIT array elements: the MCU firmware's list)
+
+Run from the repository root (deterministic; overwrites only tests/attention/seed_fixtures/):
+
+    /usr/bin/python3 tests/attention/gen_seed_fixtures.py
+
+Every struct has the same members (one C++ template reads any fixture). The weights are given in
+emha's layout: in_proj_weight [3D, D] = W_q, W_k, W_v rows (torch Linear [out, in]); in_proj_bias =
+the biases of those projections that have one, in q, k, v order; the mapping from each module's
+state_dict is the `*_to_emha` function next to the module. Absent arrays are
+`static constexpr const float* x = nullptr;`; in self-attention cases key and value are references to
+query. Floats are exact hex-float literals, -inf is `-std::numeric_limits<float>::infinity()`.
+"""
+import copy
+import math
+import pathlib
+import sys
+import zlib
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from gen_fixtures import double_literal, float_literal, render_all, wrap  # noqa: E402
+
+OUT_DIR = pathlib.Path(__file__).resolve().parent / "seed_fixtures"
+SMALL_LIMIT = 20000  # array elements (weights + inputs + masks + outputs, not out_f64): "small"
+NEG_INF = float("-inf")
+
+ARRAYS = ["in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias", "norm_weight",
+          "norm_bias", "query", "key", "value", "key_padding_mask", "attn_mask_additive",
+          "score_bias", "attend_mask", "out", "attn_weights", "out_f64"]
+BOOL_ARRAYS = {"key_padding_mask", "attend_mask"}
+DOUBLE_ARRAYS = {"out_f64"}
+
+# Header scalars and their values when a case does not set them.
+POSITION = {"none": 0, "rope": 1, "xpos": 2, "alibi": 3}
+NORM = {"none": 0, "post": 1, "pre": 2, "sub": 3}
+NORM_KIND = {"layer_norm": 0, "rms_norm": 1}
+DEFAULT_META = dict(batch_first=True, self_attention=True, causal=False, q_bias=True, k_bias=True,
+                    v_bias=True, out_bias=True, position="none", rope_pairing="half", rope_dims=0,
+                    rope_base=10000.0, norm="none", norm_kind="layer_norm", norm_eps=1e-5,
+                    norm_affine=False, scale=0.0, add_sinusoidal=False, need_weights=False,
+                    average_attn_weights=False, attend_rows=0, attend_batch=0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared helpers
+
+@contextmanager
+def default_dtype(dtype):
+    """The float64 truth: tensors a module makes without an explicit dtype (torchscale's
+    fixed_pos_embedding's arange(0, dim) / dim) are float64 too."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+def randomize(module):
+    """Non-trivial affine parameters on top of the default init: every Linear bias
+    uniform(-0.5, 0.5), every LayerNorm/RMSNorm weight uniform(0.5, 1.5) and LayerNorm bias
+    uniform(-0.5, 0.5), in module registration order."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                m.bias.uniform_(-0.5, 0.5)
+            elif isinstance(m, nn.LayerNorm) and m.elementwise_affine:
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+            elif isinstance(m, LlamaRMSNorm):
+                m.weight.uniform_(0.5, 1.5)
+    return module.eval()
+
+
+def float64_copy(module):
+    """The same module in float64: parameters and buffers cast (exact), and buffers the original
+    derives from constants (XPOS.scale) recomputed in double."""
+    m64 = copy.deepcopy(module).double()
+    for m in m64.modules():
+        if isinstance(m, XPOS):
+            m.scale = xpos_scale(m.head_dim, torch.float64)
+    return m64
+
+
+def cat_present(tensors):
+    tensors = [t for t in tensors if t is not None]
+    return torch.cat(tensors) if tensors else None
+
+
+def norm_params(norm):
+    """(norm_weight, norm_bias) of an nn.LayerNorm / LlamaRMSNorm / None."""
+    if norm is None:
+        return None, None
+    if isinstance(norm, nn.LayerNorm):
+        return (norm.weight, norm.bias) if norm.elementwise_affine else (None, None)
+    return norm.weight, None  # LlamaRMSNorm: a weight, no bias
+
+
+def seq_tensor(batch, seq, dim, batch_first):
+    return torch.randn((batch, seq, dim) if batch_first else (seq, batch, dim))
+
+
+def causal_blocked(seq_q, seq_kv):
+    """True where key j > query i (what a causal mask hides)."""
+    return torch.triu(torch.ones(seq_q, seq_kv, dtype=torch.bool), diagonal=1)
+
+
+def redraw(name, draw, blocked):
+    """Call draw() until blocked(masks) -- a bool [..., S_q, S_kv], True = key hidden -- leaves
+    every query row at least one key."""
+    for _ in range(100):
+        masks = draw()
+        if not bool(blocked(masks).all(dim=-1).any()):
+            return masks
+    raise RuntimeError(f"{name}: could not draw masks without a fully masked row")
+
+
+# --------------------------------------------------------------------------------------------------
+# 1. The blog encoder attention block ("Attention Is All You Need", the widely copied blog
+#    version): post-LN, scores scaled by (d_k // heads) ** -0.5 (its quirk), masked_fill(-1e9).
+
+class BlogEncoderAttention(nn.Module):
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.d_model = d_model
+        self.heads = heads
+        self.d_k = d_model // heads
+        self.linear_q = nn.Linear(d_model, d_model)
+        self.linear_k = nn.Linear(d_model, d_model)
+        self.linear_v = nn.Linear(d_model, d_model)
+        self.linear_final = nn.Linear(d_model, d_model)
+        self.layer_norm = nn.LayerNorm(d_model)
+        self.scale = (self.d_k // self.heads) ** -0.5  # the blog's quirk (not d_k ** -0.5)
+
+    def forward(self, q, k, v, mask=None):
+        # q, k, v: [B, S, D]; mask: [B, 1, S_q, S_kv] (or broadcastable), 0 = masked
+        residual = q
+        batch = q.size(0)
+        q = self.linear_q(q).view(batch, -1, self.heads, self.d_k).transpose(1, 2)
+        k = self.linear_k(k).view(batch, -1, self.heads, self.d_k).transpose(1, 2)
+        v = self.linear_v(v).view(batch, -1, self.heads, self.d_k).transpose(1, 2)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, -1e9)
+        attn = torch.softmax(scores, dim=-1)
+        ctx = torch.matmul(attn, v)
+        ctx = ctx.transpose(1, 2).contiguous().view(batch, -1, self.d_model)
+        out = self.linear_final(ctx)
+        return self.layer_norm(residual + out)
+
+
+def blog_to_emha(m):
+    # in_proj_weight = cat(linear_q.weight, linear_k.weight, linear_v.weight)
+    # in_proj_bias   = cat(linear_q.bias, linear_k.bias, linear_v.bias)
+    # out_proj_*     = linear_final.weight / .bias;  norm_* = layer_norm.weight / .bias
+    return dict(in_proj_weight=torch.cat([m.linear_q.weight, m.linear_k.weight, m.linear_v.weight]),
+                in_proj_bias=torch.cat([m.linear_q.bias, m.linear_k.bias, m.linear_v.bias]),
+                out_proj_weight=m.linear_final.weight, out_proj_bias=m.linear_final.bias,
+                norm_weight=m.layer_norm.weight, norm_bias=m.layer_norm.bias)
+
+
+def sinusoidal(positions, d):
+    # The blog encoder's positional encoding (as tests/kernels/gen_kernel_fixtures.py): a Python
+    # loop of math.sin / math.cos of pos / 10000 ** (2i / d), stored into a float32 tensor.
+    pe = torch.zeros(positions, d)
+    for pos in range(positions):
+        for i in range(0, d, 2):
+            angle = pos / (10000 ** (i / d))
+            pe[pos, i] = math.sin(angle)
+            pe[pos, i + 1] = math.cos(angle)
+    return pe
+
+
+def blog_case(name, d_model, heads, seq, batch, masked):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    m = randomize(BlogEncoderAttention(d_model, heads))
+    emb = torch.randn(batch, seq, d_model)  # the fixture's query; the test adds emha's table
+    pe = sinusoidal(seq, d_model)
+    causal = causal_blocked(seq, seq)
+    padding = None
+    if masked:  # the blog's pad mask (key token == 0), drawn directly: True = pad
+        padding = redraw(name, lambda: torch.rand(batch, seq) < 0.3,
+                         lambda p: p[:, None, :] | causal[None])
+    # the blog's mask: pad mask [B, 1, 1, S] & sequence mask [1, 1, S, S], 1 = attend
+    mask = None if padding is None else (~padding)[:, None, None, :] & (~causal)[None, None]
+    with torch.no_grad():
+        x = emb + pe
+        out = m(x, x, x, mask)
+        x64 = emb.double() + pe.double()
+        out64 = float64_copy(m)(x64, x64, x64, mask)
+    meta = dict(module="Attention Is All You Need encoder attention block, blog version (post-LN, "
+                       "(d_k // heads) ** -0.5 scale, -1e9 masks, input emb + sinusoidal)",
+                d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq, batch=batch, causal=masked,
+                norm="post", norm_kind="layer_norm", norm_eps=m.layer_norm.eps, norm_affine=True,
+                scale=m.scale, add_sinusoidal=True)
+    arrays = dict(blog_to_emha(m), query=emb, key=emb, value=emb, key_padding_mask=padding,
+                  out=out, out_f64=out64)
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------------------------------
+# 2. torchscale (microsoft/torchscale) component/multihead_attention.py MultiheadAttention,
+#    self-attention, non-flash path (attention_ops), with XPOS from
+#    component/xpos_relative_position.py. MultiwayWrapper (multiway=False) is the plain module.
+#    Default nn.Linear init (torchscale's reset_parameters is not called).
+
+def xpos_scale(head_dim, dtype):
+    return ((torch.arange(0, head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim)).to(dtype)
+
+
+def fixed_pos_embedding(x):
+    seq_len, dim = x.shape
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim) / dim))
+    sinusoid_inp = (
+        torch.einsum("i , j -> i j", torch.arange(0, seq_len, dtype=torch.float), inv_freq).to(x)
+    )
+    return torch.sin(sinusoid_inp), torch.cos(sinusoid_inp)
+
+
+def rotate_every_two(x):  # torchscale, GPT-J
+    x1 = x[..., ::2]
+    x2 = x[..., 1::2]
+    x = torch.stack((-x2, x1), dim=-1)
+    return x.flatten(-2)
+
+
+def duplicate_interleave(m):
+    dim0 = m.shape[0]
+    m = m.view(-1, 1)
+    m = m.repeat(1, 2)
+    m = m.view(dim0, -1)
+    return m
+
+
+def apply_rotary_pos_emb(x, sin, cos, scale=1):
+    sin, cos = map(lambda t: duplicate_interleave(t * scale), (sin, cos))
+    return (x * cos) + (rotate_every_two(x) * sin)
+
+
+class XPOS(nn.Module):
+    def __init__(self, head_dim, scale_base=512):
+        super().__init__()
+        self.head_dim = head_dim
+        self.scale_base = scale_base
+        self.register_buffer(
+            "scale", (torch.arange(0, head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim)
+        )
+
+    def forward(self, x, offset=0, downscale=False):
+        length = x.shape[1]
+        min_pos = -(length + offset) // 2
+        max_pos = length + offset + min_pos
+        scale = self.scale ** torch.arange(min_pos, max_pos, 1).to(self.scale).div(self.scale_base)[:, None]
+        sin, cos = fixed_pos_embedding(scale)
+        if scale.shape[0] > length:
+            scale = scale[-length:]
+            sin = sin[-length:]
+            cos = cos[-length:]
+        if downscale:
+            scale = 1 / scale
+        x = apply_rotary_pos_emb(x, sin, cos, scale)
+        return x
+
+
+class TorchscaleMHA(nn.Module):
+    def __init__(self, embed_dim, num_heads, xpos=False, subln=False, layernorm_eps=1e-5,
+                 xpos_scale_base=512):
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.scaling = self.head_dim ** -0.5
+        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=True)
+        self.v_proj = nn.Linear(embed_dim, embed_dim, bias=True)
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=True)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=True)
+        self.inner_attn_ln = nn.LayerNorm(embed_dim, eps=layernorm_eps) if subln else None
+        self.xpos = XPOS(self.head_dim, xpos_scale_base) if xpos else None
+
+    def attention_ops(self, q, k, v, key_padding_mask=None, attn_mask=None, rel_pos=None):
+        q = q * self.scaling  # torchscale: q *= self.scaling (after xPos)
+        attn_weights = torch.bmm(q, k.transpose(1, 2))
+        if attn_mask is not None:
+            attn_weights = torch.nan_to_num(attn_weights)
+            attn_mask = attn_mask.unsqueeze(0)
+            attn_weights += attn_mask
+        if key_padding_mask is not None:
+            bsz = attn_weights.size(0) // self.num_heads
+            attn_weights = attn_weights.view(bsz, self.num_heads, *attn_weights.shape[1:])
+            attn_weights = attn_weights.masked_fill(
+                key_padding_mask.unsqueeze(1).unsqueeze(2).to(torch.bool), float("-inf"))
+            attn_weights = attn_weights.view(bsz * self.num_heads, *attn_weights.shape[2:])
+        if rel_pos is not None:
+            rel_pos = rel_pos.view(attn_weights.size())
+            attn_weights = attn_weights + rel_pos
+        # torchscale: softmax(dtype=torch.float32).type_as(...), an upcast for half precision; the
+        # float64 truth keeps float64 (a float32 softmax would make it a float32 result).
+        softmax_dtype = torch.float64 if attn_weights.dtype == torch.float64 else torch.float32
+        attn_weights = F.softmax(attn_weights, dim=-1, dtype=softmax_dtype).type_as(attn_weights)
+        attn = torch.bmm(attn_weights, v)
+        # rearrange(attn, '(b h) l d -> b l (h d)')
+        bh, length, d = attn.shape
+        attn = attn.view(bh // self.num_heads, self.num_heads, length, d).transpose(1, 2)
+        attn = attn.reshape(bh // self.num_heads, length, self.num_heads * d)
+        return attn, attn_weights
+
+    def forward(self, query, key, value, key_padding_mask=None, attn_mask=None, rel_pos=None):
+        bsz, tgt_len, embed_dim = query.size()
+        src_len = key.size(1)
+        q = self.q_proj(query)
+        k = self.k_proj(key)
+        v = self.v_proj(value)
+        # rearrange(t, 'b l (h d) -> (b h) l d')
+        q = q.view(bsz, tgt_len, self.num_heads, self.head_dim).transpose(1, 2).reshape(
+            bsz * self.num_heads, tgt_len, self.head_dim)
+        k = k.view(bsz, src_len, self.num_heads, self.head_dim).transpose(1, 2).reshape(
+            bsz * self.num_heads, src_len, self.head_dim)
+        v = v.view(bsz, src_len, self.num_heads, self.head_dim).transpose(1, 2).reshape(
+            bsz * self.num_heads, src_len, self.head_dim)
+        if self.xpos is not None:
+            k = self.xpos(k, offset=0, downscale=True)
+            q = self.xpos(q, offset=0, downscale=False)
+        attn, attn_weights = self.attention_ops(q, k, v, key_padding_mask=key_padding_mask,
+                                                attn_mask=attn_mask, rel_pos=rel_pos)
+        if self.inner_attn_ln is not None:
+            attn = self.inner_attn_ln(attn)
+        attn = self.out_proj(attn)
+        # torchscale returns attn_weights as [(b h), t, s], b-major: the same memory as [B, H, T, S]
+        return attn, attn_weights.view(bsz, self.num_heads, tgt_len, src_len)
+
+
+def torchscale_to_emha(m):
+    # in_proj_weight = cat(q_proj.weight, k_proj.weight, v_proj.weight)
+    # in_proj_bias   = cat(q_proj.bias, k_proj.bias, v_proj.bias)
+    # out_proj_*     = out_proj.weight / .bias;  norm_* = inner_attn_ln.weight / .bias (subln)
+    nw, nb = norm_params(m.inner_attn_ln)
+    return dict(in_proj_weight=torch.cat([m.q_proj.weight, m.k_proj.weight, m.v_proj.weight]),
+                in_proj_bias=torch.cat([m.q_proj.bias, m.k_proj.bias, m.v_proj.bias]),
+                out_proj_weight=m.out_proj.weight, out_proj_bias=m.out_proj.bias,
+                norm_weight=nw, norm_bias=nb)
+
+
+def torchscale_case(name, embed_dim, heads, seq, batch, xpos, subln, masks):
+    """masks: "none" | "all" (key_padding_mask + additive attn_mask with -inf + rel_pos) |
+    "causal" (the causal mask given as the additive attn_mask)."""
+    torch.manual_seed(zlib.crc32(name.encode()))
+    m = randomize(TorchscaleMHA(embed_dim, heads, xpos=xpos, subln=subln))
+    x = torch.randn(batch, seq, embed_dim)
+    padding = attn_mask = rel_pos = None
+    if masks == "all":
+        def draw():
+            kpm = torch.rand(batch, seq) < 0.3
+            am = (torch.randn(seq, seq) * 0.5).masked_fill(torch.rand(seq, seq) < 0.15, NEG_INF)
+            return kpm, am
+        padding, attn_mask = redraw(name, draw, lambda p: p[0][:, None, :] | (p[1] == NEG_INF)[None])
+        rel_pos = torch.randn(batch * heads, seq, seq) * 0.5
+    elif masks == "causal":
+        attn_mask = torch.zeros(seq, seq).masked_fill(causal_blocked(seq, seq), NEG_INF)
+    with torch.no_grad():
+        out, weights = m(x, x, x, key_padding_mask=padding, attn_mask=attn_mask, rel_pos=rel_pos)
+        with default_dtype(torch.float64):
+            x64 = x.double()
+            out64, _ = float64_copy(m)(
+                x64, x64, x64, key_padding_mask=padding,
+                attn_mask=None if attn_mask is None else attn_mask.double(),
+                rel_pos=None if rel_pos is None else rel_pos.double())
+    features = [f for f, on in (("xpos", xpos), ("subln", subln)) if on]
+    features += {"none": [], "all": ["key_padding_mask", "attn_mask", "rel_pos"],
+                 "causal": ["causal attn_mask"]}[masks]
+    meta = dict(module="torchscale MultiheadAttention (" + (", ".join(features) or "plain") + ")",
+                d_model=embed_dim, heads=heads, seq_q=seq, seq_kv=seq, batch=batch,
+                position="xpos" if xpos else "none", norm="sub" if subln else "none",
+                norm_kind="layer_norm",
+                norm_eps=m.inner_attn_ln.eps if subln else 1e-5, norm_affine=subln,
+                need_weights=True, average_attn_weights=False)
+    arrays = dict(torchscale_to_emha(m), query=x, key=x, value=x, key_padding_mask=padding,
+                  attn_mask_additive=attn_mask, score_bias=rel_pos, out=out, attn_weights=weights,
+                  out_f64=out64)
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. labml.ai annotated MultiHeadAttention (labml_nn/transformers/mha.py), sequence-first.
+
+class PrepareForMultiHeadAttention(nn.Module):
+    def __init__(self, d_model, heads, d_k, bias):
+        super().__init__()
+        self.linear = nn.Linear(d_model, heads * d_k, bias=bias)
+        self.heads = heads
+        self.d_k = d_k
+
+    def forward(self, x):
+        head_shape = x.shape[:-1]
+        x = self.linear(x)
+        x = x.view(*head_shape, self.heads, self.d_k)
+        return x
+
+
+class LabmlMHA(nn.Module):
+    def __init__(self, heads, d_model, bias=True):
+        super().__init__()
+        self.d_k = d_model // heads
+        self.heads = heads
+        self.query = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias=bias)
+        self.key = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias=bias)
+        self.value = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias=True)
+        self.softmax = nn.Softmax(dim=1)
+        self.output = nn.Linear(d_model, d_model)
+        self.scale = 1 / math.sqrt(self.d_k)
+
+    def prepare_mask(self, mask, query_shape, key_shape):
+        assert mask.shape[0] == 1 or mask.shape[0] == query_shape[0]
+        assert mask.shape[1] == key_shape[0]
+        assert mask.shape[2] == 1 or mask.shape[2] == query_shape[1]
+        mask = mask.unsqueeze(-1)
+        return mask
+
+    def forward(self, *, query, key, value, mask=None):
+        seq_len, batch_size, _ = query.shape
+        if mask is not None:
+            mask = self.prepare_mask(mask, query.shape, key.shape)
+        query = self.query(query)
+        key = self.key(key)
+        value = self.value(value)
+        scores = torch.einsum('ibhd,jbhd->ijbh', query, key)
+        scores *= self.scale
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, float('-inf'))
+        attn = self.softmax(scores)
+        x = torch.einsum("ijbh,jbhd->ibhd", attn, value)
+        x = x.reshape(seq_len, batch_size, -1)
+        return self.output(x)
+
+
+def labml_to_emha(m):
+    # in_proj_weight = cat(query.linear.weight, key.linear.weight, value.linear.weight)
+    # in_proj_bias   = cat of query.linear.bias, key.linear.bias, value.linear.bias that exist
+    #                  (bias=False: value.linear.bias alone)
+    # out_proj_*     = output.weight / .bias
+    lin = (m.query.linear, m.key.linear, m.value.linear)
+    return dict(in_proj_weight=torch.cat([p.weight for p in lin]),
+                in_proj_bias=cat_present([p.bias for p in lin]),
+                out_proj_weight=m.output.weight, out_proj_bias=m.output.bias)
+
+
+def labml_case(name, d_model, heads, seq_q, seq_kv, batch, bias, mask_kind):
+    """mask_kind "causal": [S, S, 1] lower-triangular ones (self-attention);
+    "random": [1, S_kv, B] with ~25% zeros (cross-attention)."""
+    torch.manual_seed(zlib.crc32(name.encode()))
+    m = randomize(LabmlMHA(heads, d_model, bias=bias))
+    self_attention = mask_kind == "causal"
+    query = torch.randn(seq_q, batch, d_model)
+    key, value = (query, query) if self_attention else (torch.randn(seq_kv, batch, d_model),
+                                                        torch.randn(seq_kv, batch, d_model))
+    if mask_kind == "causal":
+        mask = torch.tril(torch.ones(seq_q, seq_kv, dtype=torch.bool))[:, :, None]
+    else:
+        mask = redraw(name, lambda: torch.rand(1, seq_kv, batch) >= 0.25,
+                      lambda a: (~a).permute(2, 0, 1))  # [B, rows, S_kv]
+    with torch.no_grad():
+        out = m(query=query, key=key, value=value, mask=mask)
+        out64 = float64_copy(m)(query=query.double(), key=key.double(), value=value.double(),
+                                mask=mask)
+    meta = dict(module=f"labml.ai annotated MultiHeadAttention (bias={bias}, "
+                       f"{'self' if self_attention else 'cross'}-attention, mask "
+                       f"[{mask.shape[0]}, S_kv, {mask.shape[2]}])",
+                d_model=d_model, heads=heads, seq_q=seq_q, seq_kv=seq_kv, batch=batch,
+                batch_first=False, self_attention=self_attention, q_bias=bias, k_bias=bias,
+                attend_rows=mask.shape[0], attend_batch=mask.shape[2])
+    arrays = dict(labml_to_emha(m), query=query, key=key, value=value, attend_mask=mask, out=out,
+                  out_f64=out64)
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------------------------------
+# 4. One nn.Linear(d_model, d_k) per head for Q, K and V (nbdev / "NLP with Transformers" book
+#    style: AttentionHead + torch.cat of the heads + output_linear), batch-first, no masks.
+
+class PerHeadMHA(nn.Module):
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.d_k = d_model // heads
+        self.q_heads = nn.ModuleList(nn.Linear(d_model, self.d_k) for _ in range(heads))
+        self.k_heads = nn.ModuleList(nn.Linear(d_model, self.d_k) for _ in range(heads))
+        self.v_heads = nn.ModuleList(nn.Linear(d_model, self.d_k) for _ in range(heads))
+        self.output_linear = nn.Linear(d_model, d_model)
+
+    @staticmethod
+    def scaled_dot_product_attention(query, key, value):
+        dim_k = query.size(-1)
+        scores = torch.bmm(query, key.transpose(1, 2)) / math.sqrt(dim_k)
+        weights = F.softmax(scores, dim=-1)
+        return torch.bmm(weights, value)
+
+    def forward(self, hidden_state):
+        x = torch.cat([self.scaled_dot_product_attention(q(hidden_state), k(hidden_state),
+                                                         v(hidden_state))
+                       for q, k, v in zip(self.q_heads, self.k_heads, self.v_heads)], dim=-1)
+        return self.output_linear(x)
+
+
+def per_head_to_emha(m):
+    # in_proj_weight = cat([h.weight for h in q_heads] + [.. k_heads] + [.. v_heads]): head h's
+    #                  rows are h*d_k .. (h+1)*d_k - 1 of W_q, W_k, W_v
+    # in_proj_bias   = cat([h.bias for h in q_heads] + [.. k_heads] + [.. v_heads])
+    # out_proj_*     = output_linear.weight / .bias
+    heads = list(m.q_heads) + list(m.k_heads) + list(m.v_heads)
+    return dict(in_proj_weight=torch.cat([h.weight for h in heads]),
+                in_proj_bias=torch.cat([h.bias for h in heads]),
+                out_proj_weight=m.output_linear.weight, out_proj_bias=m.output_linear.bias)
+
+
+def per_head_case(name, d_model, heads, seq, batch):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    m = randomize(PerHeadMHA(d_model, heads))
+    x = torch.randn(batch, seq, d_model)
+    with torch.no_grad():
+        out = m(x)
+        out64 = float64_copy(m)(x.double())
+    meta = dict(module="per-head nn.Linear(d_model, d_k) for Q, K, V, heads concatenated, "
+                       "output nn.Linear (nbdev / NLP-book style)",
+                d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq, batch=batch)
+    arrays = dict(per_head_to_emha(m), query=x, key=x, value=x, out=out, out_f64=out64)
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------------------------------
+# 5. A reference "modern" block for the feature cases: q_proj/k_proj/v_proj/o_proj, scores
+#    (q k^T) * d_k ** -0.5, HF Llama RoPE (rotate_half or GPT-J interleaved pairs, partial), ALiBi,
+#    one LayerNorm / HF LlamaRMSNorm placed post, pre or sub. Self-attention.
+
+class LlamaRMSNorm(nn.Module):
+    # transformers' LlamaRMSNorm (modeling_llama.py)
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        # HF: .to(torch.float32), an upcast for half precision; the float64 truth stays float64
+        hidden_states = hidden_states.to(torch.promote_types(input_dtype, torch.float32))
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+def rotate_half(x):  # transformers' modeling_llama.rotate_half
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope_cos_sin(seq, d_rot, base, pairing, dtype):
+    # transformers' LlamaRotaryEmbedding (default rope type): inv_freq from an int64 arange, one
+    # product with the positions; dtype float32 as HF, float64 for the truth
+    inv_freq = 1.0 / (base ** (torch.arange(0, d_rot, 2, dtype=torch.int64).to(dtype) / d_rot))
+    positions = torch.arange(seq)
+    freqs = positions.to(dtype)[:, None] * inv_freq[None, :]
+    if pairing == "half":
+        emb = torch.cat((freqs, freqs), dim=-1)
+    else:
+        emb = torch.repeat_interleave(freqs, 2, dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def apply_rope(x, cos, sin, d_rot, pairing):
+    # x [B, H, S, d_k]; the first d_rot dims of each head rotate, the rest pass through
+    rot, rest = x[..., :d_rot], x[..., d_rot:]
+    rotate = rotate_half if pairing == "half" else rotate_every_two
+    rot = (rot * cos) + (rotate(rot) * sin)
+    return torch.cat((rot, rest), dim=-1)
+
+
+def get_slopes(n):
+    # ALiBi's reference (ofirpress/attention_with_linear_biases, models/transformer.py), Python floats
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest_power_of_2)
+            + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])
+
+
+class FeatureMHA(nn.Module):
+    def __init__(self, d_model, heads, bias=True, batch_first=True, causal=True, position="none",
+                 rope_pairing="half", rope_dims=0, rope_base=10000.0, norm="none",
+                 norm_kind="layer_norm", norm_eps=1e-5, norm_affine=True):
+        super().__init__()
+        self.d_model, self.heads, self.d_k = d_model, heads, d_model // heads
+        self.batch_first, self.causal, self.position = batch_first, causal, position
+        self.rope_pairing, self.rope_base = rope_pairing, rope_base
+        self.rope_dims = rope_dims or self.d_k
+        self.norm_place = norm
+        self.scaling = self.d_k ** -0.5
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.o_proj = nn.Linear(d_model, d_model, bias=bias)
+        if norm == "none":
+            self.norm = None
+        elif norm_kind == "layer_norm":
+            self.norm = nn.LayerNorm(d_model, eps=norm_eps, elementwise_affine=norm_affine)
+        else:
+            assert norm_affine
+            self.norm = LlamaRMSNorm(d_model, eps=norm_eps)
+
+    def attention(self, h, key_padding_mask):
+        # h [B, S, D] -> the heads' context [B, S, D] (concatenated heads)
+        b, s, _ = h.shape
+        split = lambda t: t.view(b, s, self.heads, self.d_k).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.q_proj(h)), split(self.k_proj(h)), split(self.v_proj(h))
+        if self.position == "rope":  # on projected q and k (after the bias), before scaling
+            cos, sin = rope_cos_sin(s, self.rope_dims, self.rope_base, self.rope_pairing, h.dtype)
+            q = apply_rope(q, cos, sin, self.rope_dims, self.rope_pairing)
+            k = apply_rope(k, cos, sin, self.rope_dims, self.rope_pairing)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scaling  # [B, H, S, S]
+        if self.position == "alibi":  # - slope_h * |i - j|, on the scaled scores
+            slopes = torch.tensor(get_slopes(self.heads), dtype=h.dtype)
+            pos = torch.arange(s)
+            distance = (pos[:, None] - pos[None, :]).abs().to(h.dtype)
+            scores = scores - slopes[:, None, None] * distance[None]
+        if self.causal:
+            scores = scores.masked_fill(causal_blocked(s, s), float("-inf"))
+        if key_padding_mask is not None:
+            scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
+        p = torch.softmax(scores, dim=-1)
+        return torch.matmul(p, v).transpose(1, 2).reshape(b, s, self.d_model)
+
+    def forward(self, x, key_padding_mask=None):
+        if not self.batch_first:
+            x = x.transpose(0, 1)
+        if self.norm_place == "pre":  # out = x + MHA(Norm(x))
+            out = x + self.o_proj(self.attention(self.norm(x), key_padding_mask))
+        elif self.norm_place == "sub":  # out = o_proj(Norm(heads))
+            out = self.o_proj(self.norm(self.attention(x, key_padding_mask)))
+        elif self.norm_place == "post":  # out = Norm(x + MHA(x))
+            out = self.norm(x + self.o_proj(self.attention(x, key_padding_mask)))
+        else:
+            out = self.o_proj(self.attention(x, key_padding_mask))
+        return out if self.batch_first else out.transpose(0, 1)
+
+
+def feature_to_emha(m):
+    # in_proj_weight = cat(q_proj.weight, k_proj.weight, v_proj.weight)
+    # in_proj_bias   = cat(q_proj.bias, k_proj.bias, v_proj.bias) (absent with bias=False)
+    # out_proj_*     = o_proj.weight / .bias;  norm_* = norm.weight (/ .bias: LayerNorm)
+    nw, nb = norm_params(m.norm)
+    return dict(in_proj_weight=torch.cat([m.q_proj.weight, m.k_proj.weight, m.v_proj.weight]),
+                in_proj_bias=cat_present([m.q_proj.bias, m.k_proj.bias, m.v_proj.bias]),
+                out_proj_weight=m.o_proj.weight, out_proj_bias=m.o_proj.bias,
+                norm_weight=nw, norm_bias=nb)
+
+
+def feature_case(name, description, d_model, heads, seq, batch, padding=False, **options):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    m = randomize(FeatureMHA(d_model, heads, **options))
+    x = seq_tensor(batch, seq, d_model, m.batch_first)
+    kpm = None
+    if padding:
+        blocked = causal_blocked(seq, seq) if m.causal else torch.zeros(seq, seq, dtype=torch.bool)
+        kpm = redraw(name, lambda: torch.rand(batch, seq) < 0.3, lambda p: p[:, None, :] | blocked)
+    with torch.no_grad():
+        out = m(x, kpm)
+        out64 = float64_copy(m)(x.double(), kpm)
+    bias = options.get("bias", True)
+    norm = options.get("norm", "none")
+    meta = dict(module=description, d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq,
+                batch=batch, batch_first=m.batch_first, causal=m.causal, q_bias=bias, k_bias=bias,
+                v_bias=bias, out_bias=bias, position=m.position, norm=norm,
+                norm_kind=options.get("norm_kind", "layer_norm"))
+    if m.position == "rope":
+        meta.update(rope_pairing=m.rope_pairing, rope_dims=m.rope_dims, rope_base=m.rope_base)
+    if norm != "none":
+        meta.update(norm_eps=options.get("norm_eps", 1e-5),
+                    norm_affine=options.get("norm_affine", True))
+    arrays = dict(feature_to_emha(m), query=x, key=x, value=x, key_padding_mask=kpm, out=out,
+                  out_f64=out64)
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------------------------------
+# The cases
+
+CASES = [
+    ("blog_encoder", lambda n: blog_case(n, 32, 4, 7, 2, masked=True)),
+    ("blog_encoder_nomask", lambda n: blog_case(n, 48, 3, 6, 1, masked=False)),
+    ("torchscale_xpos_subln",
+     lambda n: torchscale_case(n, 32, 4, 9, 2, xpos=True, subln=True, masks="all")),
+    ("torchscale_plain", lambda n: torchscale_case(n, 24, 3, 6, 1, xpos=False, subln=False,
+                                                   masks="none")),
+    ("torchscale_xpos_causal",
+     lambda n: torchscale_case(n, 64, 4, 12, 1, xpos=True, subln=False, masks="causal")),
+    ("labml_nobias", lambda n: labml_case(n, 32, 4, 8, 8, 2, bias=False, mask_kind="causal")),
+    ("labml_bias_cross", lambda n: labml_case(n, 24, 2, 5, 9, 3, bias=True, mask_kind="random")),
+    ("per_head_linear", lambda n: per_head_case(n, 32, 4, 6, 2)),
+    ("rope_half", lambda n: feature_case(
+        n, "reference MHA, HF Llama RoPE (rotate_half, base 10000, full head), causal, no biases",
+        32, 4, 10, 2, bias=False, position="rope", rope_pairing="half", rope_base=10000.0)),
+    ("rope_interleaved_partial", lambda n: feature_case(
+        n, "reference MHA, RoPE interleaved pairs (GPT-J), base 500000, 4 of 8 dims, causal, "
+           "seq-first", 32, 4, 9, 1, batch_first=False, position="rope",
+        rope_pairing="interleaved", rope_dims=4, rope_base=500000.0)),
+    ("alibi_h6", lambda n: feature_case(
+        n, "reference MHA, ALiBi (get_slopes, 6 heads), causal", 48, 6, 11, 2, position="alibi")),
+    ("alibi_h12_bidirectional", lambda n: feature_case(
+        n, "reference MHA, ALiBi (get_slopes, 12 heads), bidirectional -slope*|i-j|", 48, 12, 7,
+        1, causal=False, position="alibi")),
+    ("pre_ln_rms", lambda n: feature_case(
+        n, "reference MHA, pre-LN HF LlamaRMSNorm (eps 1e-6), key_padding_mask", 32, 2, 8, 2,
+        padding=True, causal=False, norm="pre", norm_kind="rms_norm", norm_eps=1e-6)),
+    ("pre_ln_layernorm", lambda n: feature_case(
+        n, "reference MHA, pre-LN nn.LayerNorm, RoPE rotate_half, causal", 24, 3, 6, 1,
+        position="rope", rope_pairing="half", norm="pre", norm_kind="layer_norm",
+        norm_eps=1e-5)),
+    ("sub_ln_rms_alibi", lambda n: feature_case(
+        n, "reference MHA, sub-LN HF LlamaRMSNorm (eps 1e-6) before o_proj, ALiBi, causal", 32,
+        4, 7, 1, position="alibi", norm="sub", norm_kind="rms_norm", norm_eps=1e-6)),
+    ("post_ln_noaffine", lambda n: feature_case(
+        n, "reference MHA, post-LN nn.LayerNorm(elementwise_affine=False), causal, seq-first",
+        16, 2, 5, 3, batch_first=False, norm="post", norm_kind="layer_norm", norm_eps=1e-5,
+        norm_affine=False)),
+]
+
+MEMBERS = set(DEFAULT_META) | {"name", "module", "d_model", "heads", "seq_q", "seq_kv",
+                                "batch"} | set(ARRAYS)
+assert not MEMBERS & {n for n, _ in CASES}, "a struct cannot have a member named like itself"
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering
+
+def to_numpy(arrays):
+    """Tensors -> numpy in header order (None = absent); floats as float32, out_f64 as double."""
+    result = {}
+    for name in ARRAYS:
+        t = arrays.get(name)
+        if t is None:
+            result[name] = None
+            continue
+        t = t.detach()
+        if name in BOOL_ARRAYS:
+            assert t.dtype == torch.bool, name
+        elif name in DOUBLE_ARRAYS:
+            assert t.dtype == torch.float64, name
+        else:
+            assert t.dtype == torch.float32, name
+        result[name] = t.contiguous().numpy()
+    return result
+
+
+def array_member(name, arr):
+    ctype = "bool" if name in BOOL_ARRAYS else "double" if name in DOUBLE_ARRAYS else "float"
+    if arr is None:
+        return [f"  static constexpr const {ctype}* {name} = nullptr;"]
+    fmt = {"bool": lambda v: "true" if v else "false", "double": double_literal,
+           "float": float_literal}[ctype]
+    return ([f"  static constexpr {ctype} {name}[] = {{  // {list(arr.shape)}"]
+            + wrap([fmt(v) + "," for v in arr.reshape(-1)], "    ") + ["  };"])
+
+
+def render_header(name, meta, arrays):
+    m = dict(DEFAULT_META, **meta)
+    b = lambda v: "true" if v else "false"  # noqa: E731
+    assert '"' not in m["module"] and "\n" not in m["module"]
+    lines = [
+        f"// Generated by tests/attention/gen_seed_fixtures.py (torch {torch.__version__}). "
+        "Do not edit.",
+        "#pragma once", "#include <cstddef>", "#include <limits>",
+        "namespace emha::seed_fixtures {", f"struct {name} {{",
+        f'  static constexpr const char* name = "{name}";',
+        f'  static constexpr const char* module = "{m["module"]}";',
+        f"  static constexpr std::size_t d_model = {m['d_model']}, heads = {m['heads']}, "
+        f"seq_q = {m['seq_q']}, seq_kv = {m['seq_kv']}, batch = {m['batch']};",
+        f"  static constexpr bool batch_first = {b(m['batch_first'])};  "
+        "// query/key/value/out: [B,S,D] if true else [S,B,D]",
+        f"  static constexpr bool self_attention = {b(m['self_attention'])};  "
+        "// key and value are the query tensor",
+        f"  static constexpr bool causal = {b(m['causal'])};  "
+        "// the test sets emha's causal mask (torch got -inf above the diagonal)",
+        f"  static constexpr bool q_bias = {b(m['q_bias'])}, k_bias = {b(m['k_bias'])}, "
+        f"v_bias = {b(m['v_bias'])}, out_bias = {b(m['out_bias'])};",
+        f"  static constexpr int position = {POSITION[m['position']]};  "
+        "// 0 none, 1 rope, 2 xpos, 3 alibi",
+        f"  static constexpr int rope_pairing = {0 if m['rope_pairing'] == 'half' else 1};  "
+        "// 0 half (rotate_half), 1 interleaved (2i, 2i+1)",
+        f"  static constexpr std::size_t rope_dims = {m['rope_dims']};  "
+        "// rotated dims per head (0 when position != rope)",
+        f"  static constexpr float rope_base = {float_literal(m['rope_base'])};  "
+        "// 10000.0f when unused",
+        f"  static constexpr int norm = {NORM[m['norm']]};  // 0 none, 1 post-LN, 2 pre-LN, 3 sub-LN",
+        f"  static constexpr int norm_kind = {NORM_KIND[m['norm_kind']]};  "
+        "// 0 LayerNorm, 1 RMSNorm",
+        f"  static constexpr float norm_eps = {float_literal(m['norm_eps'])};  "
+        "// 1e-5f when unused",
+        f"  static constexpr bool norm_affine = {b(m['norm_affine'])};  "
+        "// norm has a weight (and, LayerNorm, a bias)",
+        f"  static constexpr float scale = {float_literal(m['scale'])};  "
+        "// 0.0f: 1/sqrt(d_k); else the module's scale (blog quirk)",
+        f"  static constexpr bool add_sinusoidal = {b(m['add_sinusoidal'])};  "
+        "// test adds emha's sinusoidal table to query first",
+        f"  static constexpr bool need_weights = {b(m['need_weights'])};  // attn_weights present",
+        f"  static constexpr bool average_attn_weights = {b(m['average_attn_weights'])};  "
+        "// attn_weights [B,Sq,Skv] if true, [B,H,Sq,Skv] if false",
+        f"  static constexpr std::size_t attend_rows = {m['attend_rows']};  "
+        "// labml mask: S_q or 1 (0 when absent)",
+        f"  static constexpr std::size_t attend_batch = {m['attend_batch']};  "
+        "// labml mask: B or 1 (0 when absent)",
+    ]
+    for member, arr in arrays.items():
+        if m["self_attention"] and member in ("key", "value"):  # the query tensor: no second copy
+            lines.append(f"  static constexpr const float (&{member})[{arr.size}] = query;")
+        else:
+            lines += array_member(member, arr)
+    lines += ["};", "}  // namespace emha::seed_fixtures", ""]
+    return "\n".join(lines)
+
+
+def check(name, meta, arrays):
+    """Shapes against the header scalars, finite outputs."""
+    m = dict(DEFAULT_META, **meta)
+    d, sq, skv, bt = m["d_model"], m["seq_q"], m["seq_kv"], m["batch"]
+    seq = lambda s: (bt, s, d) if m["batch_first"] else (s, bt, d)  # noqa: E731
+    n_bias = sum(m[f] for f in ("q_bias", "k_bias", "v_bias"))
+    expect = {"in_proj_weight": (3 * d, d), "in_proj_bias": (n_bias * d,) if n_bias else None,
+              "out_proj_weight": (d, d), "out_proj_bias": (d,) if m["out_bias"] else None,
+              "query": seq(sq), "key": seq(skv), "value": seq(skv), "out": seq(sq),
+              "out_f64": seq(sq)}
+    for k, shape in expect.items():
+        arr = arrays[k]
+        assert (arr is None and shape is None) or arr.shape == shape, (name, k)
+    for k in ("out", "attn_weights", "out_f64"):
+        assert arrays[k] is None or np.isfinite(arrays[k]).all(), f"{name}: non-finite {k}"
+    assert (arrays["attn_weights"] is not None) == m["need_weights"], name
+    assert (arrays["norm_weight"] is not None) == (m["norm"] != "none" and m["norm_affine"]), name
+
+
+def main():
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    small, rows = [], []
+    for name, make in CASES:
+        meta, tensors = make(name)
+        arrays = to_numpy(tensors)
+        check(name, meta, arrays)
+        # as gen_fixtures.py: every array but out_f64 counts, key and value too in self-attention
+        count = sum(a.size for n, a in arrays.items() if a is not None and n != "out_f64")
+        if count < SMALL_LIMIT:
+            small.append(name)
+        (OUT_DIR / f"{name}.hpp").write_text(render_header(name, meta, arrays))
+        err = float(np.abs(arrays["out"].astype(np.float64) - arrays["out_f64"]).max())
+        rows.append((name, count, err))
+    (OUT_DIR / "all.hpp").write_text(render_all([n for n, _ in CASES], small, "gen_seed_fixtures.py",
+                                                 "emha::seed_fixtures"))
+    print(f"{'name':26s} {'elements':>8s}  torch f32 max |out - out_f64|")
+    for name, count, err in rows:
+        print(f"{name:26s} {count:8d}  {err:.3e}{'' if name in small else '  (not small)'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#pragma once
+// Reads a generated seed-module fixture (tests/attention/seed_fixtures/*.hpp, from
+// tests/attention/gen_seed_fixtures.py) into emha's API types: the Config its module maps onto,
+// the weights, masks and options. The fixture's integer codes are the enumerators' order.
+
+#include <cstddef>
+
+#include "attention/fixture_support.hpp"
+#include "emha/emha.hpp"
+
+namespace emha::test {
+
+template <class F, bool Prepack = true>
+struct SeedConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
+  static constexpr std::size_t max_batch = F::batch;
+  static constexpr bool prepack_weights = Prepack;
+  static constexpr ProjectionBias projection_bias{F::q_bias, F::k_bias, F::v_bias, F::out_bias};
+  static constexpr Position position = static_cast<Position>(F::position);
+  static constexpr RopePairing rope_pairing = static_cast<RopePairing>(F::rope_pairing);
+  static constexpr std::size_t rope_dims = F::rope_dims;
+  static constexpr float rope_base = F::rope_base;
+  static constexpr NormPlacement norm = static_cast<NormPlacement>(F::norm);
+  static constexpr NormKind norm_kind = static_cast<NormKind>(F::norm_kind);
+  static constexpr float norm_eps = F::norm_eps;
+  static constexpr bool norm_affine = F::norm_affine;
+};
+
+template <class F>
+MhaWeights seed_weights() {
+  MhaWeights w;
+  w.in_proj_weight = span_of(F::in_proj_weight);
+  w.in_proj_bias = span_of(F::in_proj_bias);
+  w.out_proj_weight = span_of(F::out_proj_weight);
+  w.out_proj_bias = span_of(F::out_proj_bias);
+  w.norm_weight = span_of(F::norm_weight);
+  w.norm_bias = span_of(F::norm_bias);
+  return w;
+}
+
+template <class F>
+AttentionShape seed_shape() {
+  return {F::seq_q, F::seq_kv, F::batch, F::batch_first ? Layout::batch_first : Layout::seq_first};
+}
+
+template <class F>
+ForwardOptions seed_options() {
+  ForwardOptions o;
+  o.masks.causal = F::causal;
+  o.masks.key_ignored = span_of(F::key_padding_mask);
+  o.masks.attn_additive = span_of(F::attn_mask_additive);
+  o.masks.attend = span_of(F::attend_mask);
+  o.masks.attend_rows = F::attend_rows ? F::attend_rows : 1;
+  o.masks.attend_batch = F::attend_batch ? F::attend_batch : 1;
+  o.masks.score_bias = span_of(F::score_bias);
+  o.masks.score_bias_shape = MaskShape::per_batch_head;
+  o.average_attn_weights = F::average_attn_weights;
+  o.scale = F::scale;
+  return o;
+}
+
+// The float32 error budget of emha against torch (fixture_tolerance's argument): each side runs
+// dot products of lengths d_model (projection), d_k (scores), S_kv (P*V) and d_model (output
+// projection), and a norm's two row reductions of d_model; |emha - torch| <= 4 * n_chain * u *
+// (1 + |ref|). The attention weights stop before P*V.
+template <class F>
+double seed_tolerance() {
+  const std::size_t norm = F::norm != 0 ? 2 * F::d_model : 0;
+  return 4.0 * double(2 * F::d_model + F::d_model / F::heads + F::seq_kv + norm) / 16777216.0;
+}
+template <class F>
+double seed_weights_tolerance() {
+  const std::size_t norm = F::norm == 2 ? 2 * F::d_model : 0;  // pre-LN runs before the scores
+  return 4.0 * double(F::d_model + F::d_model / F::heads + norm) / 16777216.0;
+}
+
+}  // namespace emha::test
