@@ -37,5 +37,6 @@ void test_softmax();
 void test_mask();
 void test_norm_rope();
 void test_parity();
+void test_seed_parity();
 
 }  // namespace fw

@@ -155,3 +155,23 @@ TEST_CASE("mask definitions") {
     CHECK(s[4 + 2] == 0.0f);
   }
 }
+
+TEST_CASE("mask_attend_f32: labml's [S_q|1, S_kv, B|1] mask, 1 = attend, at any strides") {
+  // A [3 x 5 x 2] mask (rows, keys, batch) read for batch 1 and for a broadcast row.
+  constexpr std::size_t rows = 3, cols = 5, nb = 2;
+  bool keep[rows * cols * nb];
+  for (std::size_t i = 0; i < rows * cols * nb; ++i) keep[i] = (i * 7 + 3) % 5 != 0;
+  for (std::size_t ld_row : {cols * nb, std::size_t(0)}) {
+    float s[rows * 8];
+    for (std::size_t i = 0; i < rows * 8; ++i) s[i] = float(i);
+    emha::mask_attend_f32(rows, cols, keep + 1, ld_row, nb, s, 8);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < 8; ++j) {
+        const bool inside = j < cols;
+        const bool masked = inside && !keep[1 + i * ld_row + j * nb];
+        INFO("row " << i << " col " << j << " ld_row " << ld_row);
+        if (masked) CHECK(s[i * 8 + j] == -INFINITY);
+        else CHECK(s[i * 8 + j] == float(i * 8 + j));  // kept, or past cols: untouched
+      }
+  }
+}

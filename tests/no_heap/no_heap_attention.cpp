@@ -1,7 +1,9 @@
 #include "no_heap_attention.hpp"
 
 #include "attention/fixture_support.hpp"
+#include "attention/seed_support.hpp"
 #include "fixtures/combined.hpp"
+#include "seed_fixtures/all.hpp"
 
 NoHeapAttentionResult run_attention_without_heap() noexcept {
   using F = emha::fixtures::combined;
@@ -52,4 +54,33 @@ NoHeapAttentionResult run_threaded_attention_without_heap() noexcept {
   opt.average_attn_weights = false;
   ok = ok && g_threaded.forward(shape, g_x, g_x, g_x, g_y, opt) == emha::Status::ok;
   return {ok};
+}
+
+namespace {
+// One seed fixture's layer: constructed (its position tables filled), weights set, forward fused
+// and with per-head attention weights.
+template <class F>
+bool run_seed_layer() noexcept {
+  static float out[F::batch * F::seq_q * F::d_model];
+  static float weights[F::batch * F::heads * F::seq_q * F::seq_kv];
+  emha::MultiHeadAttention<emha::test::SeedConfig<F>> mha;
+  bool ok = mha.set_weights(emha::test::seed_weights<F>()) == emha::Status::ok;
+  emha::ForwardOptions opt = emha::test::seed_options<F>();
+  const auto q = emha::test::span_of(F::query);
+  const auto k = F::self_attention ? q : emha::test::span_of(F::key);
+  const auto v = F::self_attention ? q : emha::test::span_of(F::value);
+  const auto shape = emha::test::seed_shape<F>();
+  ok = ok && mha.forward(shape, q, k, v, out, opt) == emha::Status::ok;
+  opt.attn_weights = weights;
+  opt.average_attn_weights = false;
+  return ok && mha.forward(shape, q, k, v, out, opt) == emha::Status::ok;
+}
+}  // namespace
+
+NoHeapAttentionResult run_seed_layers_without_heap() noexcept {
+  namespace sf = emha::seed_fixtures;
+  return {run_seed_layer<sf::blog_encoder>() && run_seed_layer<sf::torchscale_xpos_subln>() &&
+          run_seed_layer<sf::labml_bias_cross>() && run_seed_layer<sf::rope_interleaved_partial>() &&
+          run_seed_layer<sf::alibi_h6>() && run_seed_layer<sf::pre_ln_rms>() &&
+          run_seed_layer<sf::post_ln_noaffine>()};
 }

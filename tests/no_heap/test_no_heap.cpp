@@ -92,6 +92,14 @@ TEST_CASE("MultiHeadAttention construction and forward do not touch the heap") {
   CHECK(attempts == 0);
 }
 
+TEST_CASE("the layers around attention (positions, norms, labml's mask) do not touch the heap") {
+  heap_gate::arm();
+  const NoHeapAttentionResult r = run_seed_layers_without_heap();
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(r.ok);
+  CHECK(attempts == 0);
+}
+
 TEST_CASE("a forward split over the port's worker threads does not touch the heap") {
   REQUIRE(emha::port::start_workers(2) == 2);  // outside the gate: creating threads allocates
   heap_gate::arm();
