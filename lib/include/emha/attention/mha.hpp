@@ -95,9 +95,14 @@ class MultiHeadAttention {
   //   value: [.., S_kv, vdim], out: like query. Row-major; spans hold at least that many floats;
   //   self-attention may pass the same span three times.
   // Without attn_weights the fused (flash-attention) path runs; with them, the unfused one.
+  // With the Config's members around attention, the stages run in this order: pre-LN norm of
+  // the query, projections, RoPE/xPos on Q and K, attention (ALiBi, masks, score bias), sub-LN,
+  // output projection (+ the query, pre- and post-LN), post-LN norm (mha_forward.cpp).
   // Errors (nothing written to out or attn_weights): invalid_argument (no weights, a zero size,
   // a key length > S_kv, attn_weights with Config::attention_weights off, a Layout or MaskShape
-  // outside its enumerators, a scale that is not finite), too_long (S_q, S_kv or B above the
+  // outside its enumerators, a scale that is not finite, positions (rope, xpos, alibi) without
+  // self-attention: query, key and value one span and S_q == S_kv, an attend mask whose rows
+  // are not S_q or 1 or whose batch is not B or 1), too_long (S_q, S_kv or B above the
   // Config maxima), null_pointer (a required span, or a given one, with a null pointer),
   // size_mismatch (a span too small), overlap (out or attn_weights sharing a byte with an input,
   // a mask, the weights, each other or a caller's arena), no_space (a caller arena smaller than
