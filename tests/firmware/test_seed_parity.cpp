@@ -145,7 +145,7 @@ void run_parity(bool unfused) {
     if (used > g_forward_stack) g_forward_stack = used;
   }
 
-  const double tol = emha::test::seed_tolerance<F>() * 1e-3;
+  const double tol = emha::test::seed_tolerance<F>();
   const double out_err = emha::test::max_scaled_error(g_out + guard, F::out, out_n);
   double w_err = 0, w_tol = 0;
   // Unfused: written (the first entry no longer the sentinel) and within their guards; fused:
@@ -155,7 +155,7 @@ void run_parity(bool unfused) {
   if constexpr (F::need_weights) {
     if (unfused) {
       w_err = emha::test::max_scaled_error(g_weights + guard, F::attn_weights, w_n);
-      w_tol = emha::test::seed_weights_tolerance<F>() * 1e-3;
+      w_tol = emha::test::seed_weights_tolerance<F>();
       weights_ok = weights_ok && w_err <= w_tol;
     }
   }
