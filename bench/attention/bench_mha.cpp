@@ -10,6 +10,9 @@
 // At start-up every config's forward() is checked against forward_reference() (the scalar
 // kernels) and the Eigen peer; a deviation above 1e-3 stops the binary (exit status 1).
 // After the benchmarks, a summary table of medians is printed (stderr under --benchmark_format=json).
+// Also in this binary (attention/bench_mha_features.cpp): mha_feature/S:128/D:256/H:8/<feature>,
+// the cost of each feature around attention (RoPE, xPos, ALiBi, the norms) against the plain
+// layer, checked the same way, with a table of its own after the summaries.
 
 #include <benchmark/benchmark.h>
 
@@ -23,6 +26,7 @@
 
 #include "attention/eigen_mha.hpp"
 #include "attention/mha_cases.hpp"
+#include "attention/mha_features.hpp"
 #include "attention/mha_summary.hpp"
 #include "support/bench_main.hpp"
 #include "support/counters.hpp"
@@ -190,6 +194,7 @@ int main(int argc, char** argv) {
                                    bm_wall, &c, true)
           ->Unit(benchmark::kMicrosecond)->UseRealTime();
   }
+  ok = emha_bench::register_mha_features(run.text) && ok;
   if (!ok) {
     std::fprintf(stderr, "a deviation is above %.0e: not timing wrong results\n", kTolerance);
     return 1;
@@ -198,5 +203,6 @@ int main(int argc, char** argv) {
   run.run();
   emha_bench::print_mha_summary(run.text, rows, run.results, run.peaks());
   emha_bench::print_thread_summary(run.text, rows, run.results, workers);
+  emha_bench::print_mha_feature_summary(run.text, run.results);
   return run.status;
 }

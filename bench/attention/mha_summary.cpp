@@ -4,7 +4,10 @@ namespace emha_bench {
 
 void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
                        const std::map<std::string, Measured>& results, const Peaks& peaks) {
-  if (results.empty()) return;  // nothing ran (--benchmark_filter, --benchmark_list_tests)
+  // Nothing when no row's emha benchmark ran (--benchmark_filter, --benchmark_list_tests).
+  bool any = false;
+  for (const MhaSummaryRow& row : rows) any = any || results.count(row.name + "/emha") != 0;
+  if (!any) return;
   std::fprintf(out,
                "\nemha MultiHeadAttention::forward, batch 1 self-attention, 1 thread; us = "
                "microseconds of CPU time per forward,\nmedian of the repetitions; FLOP = 8*S*D^2 + "
@@ -42,8 +45,10 @@ void print_mha_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
 
 void print_thread_summary(std::FILE* out, const std::vector<MhaSummaryRow>& rows,
                           const std::map<std::string, Measured>& results, std::size_t workers) {
-  if (workers < 2 || results.empty()) return;
   const std::string split = "/wall/threads:" + std::to_string(workers);
+  bool any = false;  // a row whose split benchmark ran (not filtered out)
+  for (const MhaSummaryRow& row : rows) any = any || results.count(row.name + split) != 0;
+  if (workers < 2 || !any) return;
   std::fprintf(out, "\nthreads: forward() split over %zu workers (emha::port::start_workers), wall "
                "microseconds, median of the repetitions\n\n%-26s %12s %12s %9s\n", workers,
                "config", "1 thread us", "split us", "speedup");

@@ -4,7 +4,9 @@
 //
 // Names: layer_norm_f32/<rows>x<n>/<emha|emha_ref>, rms_norm_f32/<rows>x<n>/<...>,
 //        rope_f32/<rows>x<heads>x<head_dim>/<half|interleaved>/<emha|emha_ref>,
-//        rope_table_f32/<positions>x<d_rot>.
+//        rope_table_f32/<positions>x<d_rot>, xpos_f32/<rows>x<heads>x<head_dim>/query+key (one
+//        xPos call on the query rows and one on the key rows, as the MHA's xpos stage: scalar, no
+//        reference to compare with, one powf per row and pair).
 // Rows are the MHA benchmark's configs: S tokens of d_model (norms), S rows of H heads (RoPE on Q
 // or K). Memory-bound: bytes_per_second counts x read and y written (norms: 8 bytes per element;
 // RoPE: 8 per rotated element plus the table rows, 4 bytes per cos and sin per row). Before timing,
@@ -108,6 +110,29 @@ void bm_rope_table(benchmark::State& state, std::size_t positions, std::size_t d
   state.SetItemsProcessed(state.iterations() * std::int64_t(cos.size()));
 }
 
+// xpos_f32 on the query rows, then on the same rows as keys (downscale): what the MHA's xpos stage
+// runs per sequence (rows = n_total = S). The two scalings cancel, so the values stay O(1) however
+// many iterations run (one direction alone would reach denormals or infinities). Time is per pair.
+void bm_xpos(benchmark::State& state, RopeShape s) {
+  const std::size_t ld = s.heads * s.head_dim;
+  emha_bench::Floats cos(emha::rope_table_floats(s.rows, s.head_dim)), sin(cos.size());
+  if (emha::rope_table_f32(s.rows, s.head_dim, 10000.0f, cos.data(), sin.data()) != emha::Status::ok)
+    return state.SkipWithError("rope_table_f32 failed");
+  const emha::RopeTable t{cos.data(), sin.data(), s.rows, s.head_dim};
+  emha_bench::Floats y = emha_bench::uniform(s.rows * ld, 3);
+  for (auto _ : state) {
+    const emha::Status q = emha::xpos_f32(s.rows, s.heads, s.head_dim, s.rows, false, 512.0f, t, y.data(), ld);
+    const emha::Status k = emha::xpos_f32(s.rows, s.heads, s.head_dim, s.rows, true, 512.0f, t, y.data(), ld);
+    if (q != emha::Status::ok || k != emha::Status::ok) return state.SkipWithError("xpos_f32 failed");
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const auto elements = static_cast<std::int64_t>(2 * s.rows * ld);
+  state.SetItemsProcessed(state.iterations() * elements);
+  state.SetBytesProcessed(state.iterations() *
+                          (elements * 2 + std::int64_t(2 * s.rows * s.head_dim)) * std::int64_t(sizeof(float)));
+}
+
 void register_benchmarks() {
   for (const NormShape& s : kNormShapes) {
     const std::string shape = std::to_string(s.rows) + "x" + std::to_string(s.n);
@@ -124,6 +149,7 @@ void register_benchmarks() {
       benchmark::RegisterBenchmark((base + "/emha").c_str(), bm_rope, s, p, &emha::rope_f32);
       benchmark::RegisterBenchmark((base + "/emha_ref").c_str(), bm_rope, s, p, &emha::rope_f32_ref);
     }
+    benchmark::RegisterBenchmark(("xpos_f32/" + shape + "/query+key").c_str(), bm_xpos, s);
     benchmark::RegisterBenchmark(
         ("rope_table_f32/" + std::to_string(s.rows) + "x" + std::to_string(s.head_dim)).c_str(), bm_rope_table,
         s.rows, s.head_dim);
