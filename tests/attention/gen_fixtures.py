@@ -263,8 +263,10 @@ def wrap(tokens, indent):
     return lines
 
 
-def array_member(name, arr):
-    ctype = "bool" if name in BOOL_ARRAYS else "double" if name in DOUBLE_ARRAYS else "float"
+def array_member(name, arr, bool_arrays=BOOL_ARRAYS):
+    """A fixture array as a static constexpr member (absent: a null pointer); bool_arrays names
+    the bool ones, DOUBLE_ARRAYS the double ones, every other is float."""
+    ctype = "bool" if name in bool_arrays else "double" if name in DOUBLE_ARRAYS else "float"
     if arr is None:
         return [f"  static constexpr const {ctype}* {name} = nullptr;"]
     fmt = {"bool": lambda v: "true" if v else "false", "double": double_literal,

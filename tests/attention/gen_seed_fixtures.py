@@ -49,7 +49,10 @@ import torch.nn.functional as F
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from gen_fixtures import double_literal, float_literal, render_all, wrap  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "kernels"))
+from gen_fixtures import array_member, float_literal, render_all  # noqa: E402
+from gen_kernel_fixtures import (  # noqa: E402  the kernels' re-implementations, shared
+    blog_sinusoidal, get_slopes, rotate_every_two, rotate_half, xpos_forward)
 
 OUT_DIR = pathlib.Path(__file__).resolve().parent / "seed_fixtures"
 SMALL_LIMIT = 20000  # array elements (weights + inputs + masks + outputs, not out_f64): "small"
@@ -104,13 +107,8 @@ def randomize(module):
 
 
 def float64_copy(module):
-    """The same module in float64: parameters and buffers cast (exact), and buffers the original
-    derives from constants (XPOS.scale) recomputed in double."""
-    m64 = copy.deepcopy(module).double()
-    for m in m64.modules():
-        if isinstance(m, XPOS):
-            m.scale = xpos_scale(m.head_dim, torch.float64)
-    return m64
+    """The same module in float64: parameters and buffers cast (exact)."""
+    return copy.deepcopy(module).double()
 
 
 def cat_present(tensors):
@@ -190,23 +188,11 @@ def blog_to_emha(m):
                 norm_weight=m.layer_norm.weight, norm_bias=m.layer_norm.bias)
 
 
-def sinusoidal(positions, d):
-    # The blog encoder's positional encoding (as tests/kernels/gen_kernel_fixtures.py): a Python
-    # loop of math.sin / math.cos of pos / 10000 ** (2i / d), stored into a float32 tensor.
-    pe = torch.zeros(positions, d)
-    for pos in range(positions):
-        for i in range(0, d, 2):
-            angle = pos / (10000 ** (i / d))
-            pe[pos, i] = math.sin(angle)
-            pe[pos, i + 1] = math.cos(angle)
-    return pe
-
-
 def blog_case(name, d_model, heads, seq, batch, masked):
     torch.manual_seed(zlib.crc32(name.encode()))
     m = randomize(BlogEncoderAttention(d_model, heads))
     emb = torch.randn(batch, seq, d_model)  # the fixture's query; the test adds emha's table
-    pe = sinusoidal(seq, d_model)
+    pe = blog_sinusoidal(seq, d_model)
     causal = causal_blocked(seq, seq)
     padding = None
     if masked:  # the blog's pad mask (key token == 0), drawn directly: True = pad
@@ -235,62 +221,16 @@ def blog_case(name, d_model, heads, seq, batch, masked):
 #    component/xpos_relative_position.py. MultiwayWrapper (multiway=False) is the plain module.
 #    Default nn.Linear init (torchscale's reset_parameters is not called).
 
-def xpos_scale(head_dim, dtype):
-    return ((torch.arange(0, head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim)).to(dtype)
-
-
-def fixed_pos_embedding(x):
-    seq_len, dim = x.shape
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim) / dim))
-    sinusoid_inp = (
-        torch.einsum("i , j -> i j", torch.arange(0, seq_len, dtype=torch.float), inv_freq).to(x)
-    )
-    return torch.sin(sinusoid_inp), torch.cos(sinusoid_inp)
-
-
-def rotate_every_two(x):  # torchscale, GPT-J
-    x1 = x[..., ::2]
-    x2 = x[..., 1::2]
-    x = torch.stack((-x2, x1), dim=-1)
-    return x.flatten(-2)
-
-
-def duplicate_interleave(m):
-    dim0 = m.shape[0]
-    m = m.view(-1, 1)
-    m = m.repeat(1, 2)
-    m = m.view(dim0, -1)
-    return m
-
-
-def apply_rotary_pos_emb(x, sin, cos, scale=1):
-    sin, cos = map(lambda t: duplicate_interleave(t * scale), (sin, cos))
-    return (x * cos) + (rotate_every_two(x) * sin)
-
-
 class XPOS(nn.Module):
+    """torchscale's XPOS: its forward is tests/kernels/gen_kernel_fixtures.py's xpos_forward (the
+    same torch expressions; its per-pair base comes in the default dtype, float64 for the truth)."""
     def __init__(self, head_dim, scale_base=512):
         super().__init__()
         self.head_dim = head_dim
         self.scale_base = scale_base
-        self.register_buffer(
-            "scale", (torch.arange(0, head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim)
-        )
 
     def forward(self, x, offset=0, downscale=False):
-        length = x.shape[1]
-        min_pos = -(length + offset) // 2
-        max_pos = length + offset + min_pos
-        scale = self.scale ** torch.arange(min_pos, max_pos, 1).to(self.scale).div(self.scale_base)[:, None]
-        sin, cos = fixed_pos_embedding(scale)
-        if scale.shape[0] > length:
-            scale = scale[-length:]
-            sin = sin[-length:]
-            cos = cos[-length:]
-        if downscale:
-            scale = 1 / scale
-        x = apply_rotary_pos_emb(x, sin, cos, scale)
-        return x
+        return xpos_forward(x, self.head_dim, offset, downscale, self.scale_base)
 
 
 class TorchscaleMHA(nn.Module):
@@ -576,12 +516,6 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * hidden_states.to(input_dtype)
 
 
-def rotate_half(x):  # transformers' modeling_llama.rotate_half
-    x1 = x[..., : x.shape[-1] // 2]
-    x2 = x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
 def rope_cos_sin(seq, d_rot, base, pairing, dtype):
     # transformers' LlamaRotaryEmbedding (default rope type): inv_freq from an int64 arange, one
     # product with the positions; dtype float32 as HF, float64 for the truth
@@ -601,19 +535,6 @@ def apply_rope(x, cos, sin, d_rot, pairing):
     rotate = rotate_half if pairing == "half" else rotate_every_two
     rot = (rot * cos) + (rotate(rot) * sin)
     return torch.cat((rot, rest), dim=-1)
-
-
-def get_slopes(n):
-    # ALiBi's reference (ofirpress/attention_with_linear_biases, models/transformer.py), Python floats
-    def get_slopes_power_of_2(n):
-        start = (2 ** (-2 ** -(math.log2(n) - 3)))
-        ratio = start
-        return [start * ratio ** i for i in range(n)]
-    if math.log2(n).is_integer():
-        return get_slopes_power_of_2(n)
-    closest_power_of_2 = 2 ** math.floor(math.log2(n))
-    return (get_slopes_power_of_2(closest_power_of_2)
-            + get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])
 
 
 class FeatureMHA(nn.Module):
@@ -783,16 +704,6 @@ def to_numpy(arrays):
     return result
 
 
-def array_member(name, arr):
-    ctype = "bool" if name in BOOL_ARRAYS else "double" if name in DOUBLE_ARRAYS else "float"
-    if arr is None:
-        return [f"  static constexpr const {ctype}* {name} = nullptr;"]
-    fmt = {"bool": lambda v: "true" if v else "false", "double": double_literal,
-           "float": float_literal}[ctype]
-    return ([f"  static constexpr {ctype} {name}[] = {{  // {list(arr.shape)}"]
-            + wrap([fmt(v) + "," for v in arr.reshape(-1)], "    ") + ["  };"])
-
-
 def render_header(name, meta, arrays):
     m = dict(DEFAULT_META, **meta)
     b = lambda v: "true" if v else "false"  # noqa: E731
@@ -845,7 +756,7 @@ def render_header(name, meta, arrays):
         if m["self_attention"] and member in ("key", "value"):  # the query tensor: no second copy
             lines.append(f"  static constexpr const float (&{member})[{arr.size}] = query;")
         else:
-            lines += array_member(member, arr)
+            lines += array_member(member, arr, BOOL_ARRAYS)
     lines += ["};", "}  // namespace emha::seed_fixtures", ""]
     return "\n".join(lines)
 

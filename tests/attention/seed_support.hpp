@@ -37,9 +37,17 @@ MhaWeights seed_weights() {
   return w;
 }
 
+// The shape: fixture_shape<F>() (fixture_support.hpp), the same members.
+
+// query [B, S_q, D] or [S_q, B, D] += pe [S_q, D] for every sequence: the blog encoder's input,
+// emb + its sinusoidal table (F::add_sinusoidal).
 template <class F>
-AttentionShape seed_shape() {
-  return {F::seq_q, F::seq_kv, F::batch, F::batch_first ? Layout::batch_first : Layout::seq_first};
+void add_positions(float* query, const float* pe) {
+  for (std::size_t b = 0; b < F::batch; ++b)
+    for (std::size_t s = 0; s < F::seq_q; ++s) {
+      float* row = query + (F::batch_first ? b * F::seq_q + s : s * F::batch + b) * F::d_model;
+      for (std::size_t j = 0; j < F::d_model; ++j) row[j] += pe[s * F::d_model + j];
+    }
 }
 
 template <class F>

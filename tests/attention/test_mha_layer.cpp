@@ -95,7 +95,7 @@ TEST_CASE("positions are self-attention's: other inputs are invalid_argument, no
     const std::vector<float> copy(q.data, q.data + q.size);  // same values, another tensor
     const emha::Span<const float> k{copy.data(), copy.size()};
     const emha::ForwardOptions opt = emha::test::seed_options<F>();
-    const emha::AttentionShape shape = emha::test::seed_shape<F>();
+    const emha::AttentionShape shape = emha::test::fixture_shape<F>();
     CHECK(mha->forward(shape, q, k, q, o.out_span(), opt) == Status::invalid_argument);
     CHECK(mha->forward(shape, q, q, k, o.out_span(), opt) == Status::invalid_argument);
     emha::AttentionShape shorter = shape;  // S_q != S_kv: query i is not key i
@@ -116,7 +116,7 @@ TEST_CASE("labml's attend mask and the score bias are checked against the shape"
   Outputs<F> o;
   const auto q = query_of<F>();
   const auto k = emha::test::span_of(F::key), v = emha::test::span_of(F::value);
-  const emha::AttentionShape shape = emha::test::seed_shape<F>();
+  const emha::AttentionShape shape = emha::test::fixture_shape<F>();
   emha::ForwardOptions opt = emha::test::seed_options<F>();
   opt.masks.attend_rows = 2;  // neither S_q nor 1
   CHECK(mha->forward(shape, q, k, v, o.out_span(), opt) == Status::invalid_argument);
@@ -163,7 +163,7 @@ TEST_CASE("an output over the norm weights is refused") {
   REQUIRE(mha.set_weights(w) == Status::ok);
   const auto q = query_of<F>();
   const emha::Span<float> out{buf.data() + F::d_model - 1, F::batch * F::seq_q * F::d_model};
-  CHECK(mha.forward(emha::test::seed_shape<F>(), q, q, q, out, emha::test::seed_options<F>()) == Status::overlap);
+  CHECK(mha.forward(emha::test::fixture_shape<F>(), q, q, q, out, emha::test::seed_options<F>()) == Status::overlap);
   CHECK(buf[F::d_model] == 0.0f);
 }
 

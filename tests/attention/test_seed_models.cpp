@@ -31,12 +31,7 @@ std::vector<float> seed_query() {
   if constexpr (F::add_sinusoidal) {
     std::vector<float> pe(F::seq_q * F::d_model);
     REQUIRE(emha::sinusoidal_table_f32(F::seq_q, F::d_model, pe.data()) == emha::Status::ok);
-    for (std::size_t b = 0; b < F::batch; ++b)
-      for (std::size_t s = 0; s < F::seq_q; ++s)
-        for (std::size_t j = 0; j < F::d_model; ++j) {
-          const std::size_t row = F::batch_first ? b * F::seq_q + s : s * F::batch + b;
-          q[row * F::d_model + j] += pe[s * F::d_model + j];
-        }
+    emha::test::add_positions<F>(q.data(), pe.data());
   }
   return q;
 }
@@ -57,7 +52,7 @@ void run_seed(Path path) {
   std::vector<float> out(out_n, -7.0f), weights(w_n, -7.0f);
   emha::ForwardOptions opt = emha::test::seed_options<F>();
   if (path == Path::unfused) opt.attn_weights = {weights.data(), weights.size()};
-  const emha::AttentionShape shape = emha::test::seed_shape<F>();
+  const emha::AttentionShape shape = emha::test::fixture_shape<F>();
   const emha::Status s = path == Path::reference
                              ? mha->forward_reference(shape, q, k, v, {out.data(), out.size()}, opt)
                              : mha->forward(shape, q, k, v, {out.data(), out.size()}, opt);

@@ -13,6 +13,7 @@
 
 #include "attention/fixture_support.hpp"
 #include "fixtures/all.hpp"
+#include "parity_buffers.hpp"
 #include "runner.hpp"
 #include "stack_probe.hpp"
 
@@ -29,24 +30,13 @@ constexpr std::size_t out_floats = F::batch * F::seq_q * F::d_model;
 template <class F>
 constexpr std::size_t weight_floats = F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads);
 
-// The largest of `Size<F>` over the fixtures.
-template <template <class> class Size, class... F>
-constexpr std::size_t max_over(std::tuple<F...>*) {
-  std::size_t m = 0;
-  ((m = Size<F>::value > m ? Size<F>::value : m), ...);
-  return m;
-}
 template <template <class> class Size>
-constexpr std::size_t largest = max_over<Size>(static_cast<Fixtures*>(nullptr));
+constexpr std::size_t largest = largest_of<Size, Fixtures>;
 
 template <class F>
-struct ArenaBytes : std::integral_constant<std::size_t, (Mha<F, true>::arena_bytes > Mha<F, false>::arena_bytes
-                                                             ? Mha<F, true>::arena_bytes
-                                                             : Mha<F, false>::arena_bytes)> {};
+using ArenaBytes = ArenaBytesOf<Mha, F>;
 template <class F>
-struct ObjectBytes : std::integral_constant<std::size_t, (sizeof(Mha<F, true>) > sizeof(Mha<F, false>)
-                                                              ? sizeof(Mha<F, true>)
-                                                              : sizeof(Mha<F, false>))> {};
+using ObjectBytes = ObjectBytesOf<Mha, F>;
 template <class F>
 struct OutFloats : std::integral_constant<std::size_t, out_floats<F>> {};
 template <class F>
@@ -54,24 +44,12 @@ struct WeightFloats : std::integral_constant<std::size_t, weight_floats<F>> {};
 template <class F>
 struct Batch : std::integral_constant<std::size_t, F::batch> {};
 
-constexpr std::size_t guard = 16;
-constexpr float sentinel = -12345.0f;
-
 emha::StaticArena<largest<ArenaBytes>> g_arena;
 alignas(64) unsigned char g_object[largest<ObjectBytes>];
 float g_out[largest<OutFloats> + 2 * guard];
 float g_weights[largest<WeightFloats> + 2 * guard];
 std::size_t g_lengths[largest<Batch>];
 std::size_t g_forward_stack = 0;  // the most stack any forward() took, painted and measured
-
-void fill_guarded(float* buf, std::size_t n) {
-  for (std::size_t i = 0; i < n + 2 * guard; ++i) buf[i] = sentinel;
-}
-bool guards_intact(const float* buf, std::size_t n) {
-  for (std::size_t i = 0; i < guard; ++i)
-    if (buf[i] != sentinel || buf[guard + n + i] != sentinel) return false;
-  return true;
-}
 
 template <class F, bool Prepack>
 void run_parity(bool use_lengths) {

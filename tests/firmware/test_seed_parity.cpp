@@ -15,6 +15,7 @@
 
 #include "attention/seed_support.hpp"
 #include "emha/kernels/sinusoidal.hpp"
+#include "parity_buffers.hpp"
 #include "runner.hpp"
 #include "seed_fixtures/all.hpp"
 #include "stack_probe.hpp"
@@ -34,24 +35,13 @@ constexpr std::size_t out_floats = F::batch * F::seq_q * F::d_model;
 template <class F>
 constexpr std::size_t weight_floats = F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads);
 
-// The largest of `Size<F>` over the fixtures (at least 1: no zero-length arrays).
-template <template <class> class Size, class... F>
-constexpr std::size_t max_over(std::tuple<F...>*) {
-  std::size_t m = 1;
-  ((m = Size<F>::value > m ? Size<F>::value : m), ...);
-  return m;
-}
 template <template <class> class Size>
-constexpr std::size_t largest = max_over<Size>(static_cast<Fixtures*>(nullptr));
+constexpr std::size_t largest = largest_of<Size, Fixtures>;
 
 template <class F>
-struct ArenaBytes : std::integral_constant<std::size_t, (Mha<F, true>::arena_bytes > Mha<F, false>::arena_bytes
-                                                             ? Mha<F, true>::arena_bytes
-                                                             : Mha<F, false>::arena_bytes)> {};
+using ArenaBytes = ArenaBytesOf<Mha, F>;
 template <class F>
-struct ObjectBytes : std::integral_constant<std::size_t, (sizeof(Mha<F, true>) > sizeof(Mha<F, false>)
-                                                              ? sizeof(Mha<F, true>)
-                                                              : sizeof(Mha<F, false>))> {};
+using ObjectBytes = ObjectBytesOf<Mha, F>;
 template <class F>
 struct OutFloats : std::integral_constant<std::size_t, out_floats<F>> {};
 template <class F>
@@ -62,9 +52,6 @@ struct QueryFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? in_
 template <class F>
 struct TableFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? F::seq_q * F::d_model : 0> {};
 
-constexpr std::size_t guard = 16;
-constexpr float sentinel = -12345.0f;
-
 emha::StaticArena<largest<ArenaBytes>> g_arena;
 alignas(64) unsigned char g_object[largest<ObjectBytes>];
 float g_out[largest<OutFloats> + 2 * guard];
@@ -72,15 +59,6 @@ float g_weights[largest<WeightFloats> + 2 * guard];
 float g_query[largest<QueryFloats>];  // emb + pe (the blog encoder block's input)
 float g_table[largest<TableFloats>];  // sinusoidal_table_f32 [seq_q x d_model]
 std::size_t g_forward_stack = 0;      // the most stack any forward() here took, painted and measured
-
-void fill_guarded(float* buf, std::size_t n) {
-  for (std::size_t i = 0; i < n + 2 * guard; ++i) buf[i] = sentinel;
-}
-bool guards_intact(const float* buf, std::size_t n) {
-  for (std::size_t i = 0; i < guard; ++i)
-    if (buf[i] != sentinel || buf[guard + n + i] != sentinel) return false;
-  return true;
-}
 
 // The fixture's query: in place from flash, or with the blog's sinusoidal encoding added by
 // emha's own table when the module does so (x = emb + pe, before the block). Empty on failure.
@@ -94,12 +72,7 @@ emha::Span<const float> seed_query() {
                   "query buffers too small");
     if (emha::sinusoidal_table_f32(F::seq_q, F::d_model, g_table) != emha::Status::ok) return {};
     for (std::size_t i = 0; i < n; ++i) g_query[i] = F::query[i];
-    for (std::size_t b = 0; b < F::batch; ++b)
-      for (std::size_t s = 0; s < F::seq_q; ++s)
-        for (std::size_t j = 0; j < F::d_model; ++j) {
-          const std::size_t row = F::batch_first ? b * F::seq_q + s : s * F::batch + b;
-          g_query[row * F::d_model + j] += g_table[s * F::d_model + j];
-        }
+    emha::test::add_positions<F>(g_query, g_table);
     return {g_query, n};
   }
 }
@@ -138,7 +111,7 @@ void run_parity(bool unfused) {
     const std::size_t used = stack_bytes_used(
         [](void* p) {
           Call& c = *static_cast<Call*>(p);
-          c.status = c.mha.forward(emha::test::seed_shape<F>(), c.q, c.k, c.v, c.out, c.opt);
+          c.status = c.mha.forward(emha::test::fixture_shape<F>(), c.q, c.k, c.v, c.out, c.opt);
         },
         &call);
     status = call.status;

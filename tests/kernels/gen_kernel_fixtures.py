@@ -201,13 +201,19 @@ def alibi():
 # The blog encoder block's positional encoding (issue #16, seed 1): a Python loop over math.sin and
 # math.cos of pos / 10000 ** (2i / d), stored into a float32 tensor; and the PyTorch tutorial's
 # float32 formula (pytorch/examples word_language_model PositionalEncoding) for comparison.
-def sinusoidal(positions, d):
+def blog_sinusoidal(positions, d):
+    """The blog's table [positions, d]: math.sin/math.cos in a Python loop, stored as float32."""
     pe = torch.zeros(positions, d)
     for pos in range(positions):
         for i in range(0, d, 2):
             angle = pos / (10000 ** (i / d))
             pe[pos, i] = math.sin(angle)
             pe[pos, i + 1] = math.cos(angle)
+    return pe
+
+
+def sinusoidal(positions, d):
+    pe = blog_sinusoidal(positions, d)
     position = torch.arange(0, positions, dtype=torch.float).unsqueeze(1)
     div_term = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
     tutorial = torch.zeros(positions, d)

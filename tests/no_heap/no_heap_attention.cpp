@@ -69,7 +69,7 @@ bool run_seed_layer() noexcept {
   const auto q = emha::test::span_of(F::query);
   const auto k = F::self_attention ? q : emha::test::span_of(F::key);
   const auto v = F::self_attention ? q : emha::test::span_of(F::value);
-  const auto shape = emha::test::seed_shape<F>();
+  const auto shape = emha::test::fixture_shape<F>();
   ok = ok && mha.forward(shape, q, k, v, out, opt) == emha::Status::ok;
   opt.attn_weights = weights;
   opt.average_attn_weights = false;

@@ -30,13 +30,13 @@ struct ArenaHolder<ArenaOwnership::caller, Bytes> {
   ArenaRef& get() noexcept { return arena; }
   const ArenaRef& get() const noexcept { return arena; }
 };
-// Storage of the pre-packed weights: a float array inside the object, or nothing.
+// Floats inside the object (the pre-packed weights, the position tables), or nothing.
 template <bool Enabled, std::size_t Floats>
-struct PackedStorage {
+struct ObjectFloats {
   alignas(64) float data[Floats];
 };
 template <std::size_t Floats>
-struct PackedStorage<false, Floats> {
+struct ObjectFloats<false, Floats> {
   static constexpr float* data = nullptr;
 };
 }  // namespace detail
@@ -130,8 +130,8 @@ class MultiHeadAttention {
 
  private:
   detail::ArenaHolder<Own, arena_bytes> scratch_{};
-  detail::PackedStorage<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
-  detail::PackedStorage<(detail::mha_position_floats(dims) > 0), detail::mha_position_floats(dims)>
+  detail::ObjectFloats<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
+  detail::ObjectFloats<(detail::mha_position_floats(dims) > 0), detail::mha_position_floats(dims)>
       position_storage_;
   detail::MhaPacked packed_{};
   detail::MhaPositions positions_ = detail::mha_fill_positions(dims, position_storage_.data);

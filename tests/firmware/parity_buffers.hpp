@@ -1,0 +1,45 @@
+#pragma once
+// What the firmware's parity suites (test_parity.cpp, test_seed_parity.cpp) share: static buffers
+// sized at compile time for the largest of their fixtures, and guard floats around the outputs.
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+
+namespace fw {
+
+// The largest of Size<F>::value over the fixtures of a std::tuple (at least 1: no zero-length
+// arrays).
+template <template <class> class Size, class... F>
+constexpr std::size_t max_over(std::tuple<F...>*) {
+  std::size_t m = 1;
+  ((m = Size<F>::value > m ? Size<F>::value : m), ...);
+  return m;
+}
+template <template <class> class Size, class Fixtures>
+constexpr std::size_t largest_of = max_over<Size>(static_cast<Fixtures*>(nullptr));
+
+// Arena and object bytes of a fixture's layer M<F, Prepack>, the larger of both weight modes.
+template <template <class, bool> class M, class F>
+struct ArenaBytesOf
+    : std::integral_constant<std::size_t, (M<F, true>::arena_bytes > M<F, false>::arena_bytes ? M<F, true>::arena_bytes
+                                                                                              : M<F, false>::arena_bytes)> {};
+template <template <class, bool> class M, class F>
+struct ObjectBytesOf
+    : std::integral_constant<std::size_t, (sizeof(M<F, true>) > sizeof(M<F, false>) ? sizeof(M<F, true>)
+                                                                                      : sizeof(M<F, false>))> {};
+
+// An output buffer of n floats sits at buf + guard, with `guard` sentinels on each side.
+inline constexpr std::size_t guard = 16;
+inline constexpr float sentinel = -12345.0f;
+
+inline void fill_guarded(float* buf, std::size_t n) {
+  for (std::size_t i = 0; i < n + 2 * guard; ++i) buf[i] = sentinel;
+}
+inline bool guards_intact(const float* buf, std::size_t n) {
+  for (std::size_t i = 0; i < guard; ++i)
+    if (buf[i] != sentinel || buf[guard + n + i] != sentinel) return false;
+  return true;
+}
+
+}  // namespace fw
