@@ -90,6 +90,7 @@ struct Product {
   float* c;
   std::size_t ldc;
   float beta = 0.0f;  // 1: accumulate onto C (the residual)
+  bool k_blocks = false;  // GemmOptions::k_blocks
 };
 
 // A product in column blocks, one per task (multiples of gemm_max_nr wide: the same panels, so
@@ -104,9 +105,9 @@ Status run_product(const Product& p, const TaskSlots& slots) noexcept {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
     if (p.packed)
       return K::gemm_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed, p.packed_floats,
-                                       p.c, p.ldc, GemmOptions{1.0f, p.beta, p.bias});
+                                       p.c, p.ldc, GemmOptions{1.0f, p.beta, p.bias, p.k_blocks});
     return K::gemm(p.m, j1 - j0, p.k, p.a, p.lda, p.w + j0 * p.ldw, p.ldw, Trans::transpose,
-                   p.c + j0, p.ldc, arena, GemmOptions{1.0f, p.beta, p.bias ? p.bias + j0 : nullptr});
+                   p.c + j0, p.ldc, arena, GemmOptions{1.0f, p.beta, p.bias ? p.bias + j0 : nullptr, p.k_blocks});
   });
 }
 

@@ -15,6 +15,8 @@ Status project_output(const Pass& s, std::size_t b, float beta) noexcept {
   Product product{s.sh.seq_q, D, D, s.ctx, D, s.w.out_proj_weight.data, D, s.packed.w[3],
                   s.packed.floats[3], s.d.bias[3] ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
   product.beta = beta;
+  // k in blocks: the projection whose error reaches the output unattenuated (gemm.hpp's note).
+  product.k_blocks = true;
   return run_product<K>(product, s.slots);
 }
 

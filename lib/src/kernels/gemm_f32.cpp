@@ -132,10 +132,11 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
           // come from L3 and a packing tile cost 5% at nn 256x1536x512.)
           const float* unpacked = per_panel ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;
           const bool tile_packs = detail::gemm_packs_in_tile && per_panel &&
-                                  trans_b == Trans::none && nr == gemm_nr && mc - tail >= gemm_mr;
+                                  trans_b == Trans::none && nr == gemm_nr && mc - tail >= gemm_mr &&
+                                  !o.k_blocks;  // (the packing tile sums one chain)
           if (per_panel && !tile_packs) pack_b(kc, nr, unpacked, ldb, trans_b, bp_scratch);
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
-                                       first && o.bias ? o.bias + jc + jr : nullptr};
+                                       first && o.bias ? o.bias + jc + jr : nullptr, o.k_blocks};
           const auto tile = [&](std::size_t ir, std::size_t mr) __attribute__((always_inline)) {
             detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, panel,
                                  c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);

@@ -40,13 +40,14 @@ static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % 
 
 // How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
 struct GemmEpilogue {
-  GemmEpilogue(float alpha_, float beta_, const float* bias_) noexcept
+  GemmEpilogue(float alpha_, float beta_, const float* bias_, bool k_blocks_) noexcept
       : alpha(alpha_), beta(beta_), bias(bias_),
-        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_) {}
+        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_), k_blocks(k_blocks_) {}
   float alpha;
   float beta;          // 0: C not read
   const float* bias;   // already offset to the tile's first column, or null
   bool plain;          // c = acc: decided once per panel, not per tile
+  bool k_blocks;       // GemmOptions::k_blocks: k summed in blocks of gemm_k_block
 };
 
 // c[m x n] = alpha * acc (+ bias) (+ beta * c) for the tile's accumulators acc[MR][NV]: whole
@@ -115,7 +116,11 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 // and each row is also stored to bp [kc][NR] as it goes: the panel is packed by the first tile
 // that uses it. The copy's loads and stores issue beside the FMAs, where a packing loop before
 // the tiles runs alone.
-template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, bool Pack = false>
+//
+// Blocked (GemmOptions::k_blocks): k in blocks of gemm_k_block, each one FMA chain from zero in
+// the registers, added in order to a running total in L1. A separate instantiation: the one-chain
+// kernel's code stays what it was (a branch in its loop cost 3-7% at 64^3, bench/ab/ab.sh).
+template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, bool Pack = false, bool Blocked = false>
 inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* b,
                              std::size_t ldb, float* bp, float* c, std::size_t ldc, std::size_t n,
                              const GemmEpilogue& e) noexcept {
@@ -136,36 +141,77 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
   // Unrolled gemm_k_unroll k steps deep: the loop's index and pointer updates and its branch are
   // paid once per gemm_k_unroll x MR x NV FMAs. That matters when the core's issue slots are
   // shared (an SMT sibling): there this loop is bound by instructions issued, not by FMA units.
+  auto steps = [&](std::size_t p, std::size_t end) __attribute__((always_inline)) {
 #pragma GCC unroll gemm_k_unroll
-  for (std::size_t p = 0; p < kc; ++p) {
-    vf32 bv[NV];
+    for (; p < end; ++p) {
+      vf32 bv[NV];
 #pragma GCC unroll 4
-    for (std::size_t v = 0; v < NV; ++v) {
-      bv[v] = simd::load(b + v * L);
-      if constexpr (Pack) simd::store(bp + v * L, bv[v]);
-    }
+      for (std::size_t v = 0; v < NV; ++v) {
+        bv[v] = simd::load(b + v * L);
+        if constexpr (Pack) simd::store(bp + v * L, bv[v]);
+      }
 #pragma GCC unroll 8
-    for (std::size_t r = 0; r < MR; ++r) {
-      const vf32 av = simd::splat(ar[r][p]);
+      for (std::size_t r = 0; r < MR; ++r) {
+        const vf32 av = simd::splat(ar[r][p]);
 #pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
+      }
+      b += b_step;
+      if constexpr (Pack) bp += NR;
     }
-    b += b_step;
-    if constexpr (Pack) bp += NR;
+  };
+  if constexpr (Blocked) {
+    if (kc > gemm_k_block) {
+      float total[MR * NR];  // the blocks before the last, summed in order
+      // fold(first): total = acc (first) or total + acc, and acc = 0 for the next block
+      auto fold = [&](bool first) __attribute__((always_inline)) {
+#pragma GCC unroll 8
+        for (std::size_t r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+          for (std::size_t v = 0; v < NV; ++v) {
+            float* t = total + r * NR + v * L;
+            simd::store(t, first ? acc[r][v] : simd::load(t) + acc[r][v]);
+            acc[r][v] = simd::splat(0.0f);
+          }
+        }
+      };
+      steps(0, gemm_k_block);
+      fold(true);
+      std::size_t p = gemm_k_block;
+      for (; kc - p > gemm_k_block; p += gemm_k_block) {  // every block but the last: 16 steps
+        steps(p, p + gemm_k_block);
+        fold(false);
+      }
+      steps(p, kc);
+#pragma GCC unroll 8
+      for (std::size_t r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::load(total + r * NR + v * L) + acc[r][v];
+      return gemm_store_tile(acc, c, ldc, MR, n, e);
+    }
   }
+  steps(0, kc);
   gemm_store_tile(acc, c, ldc, MR, n, e);
 }
 
 // The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
 // and its stores take the full-tile path. Attention shapes (S = 32, 64, ...) hit this often.
-template <std::size_t MR>
+template <std::size_t MR, bool Blocked = false>
 inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* bp,
                               float* c, std::size_t ldc, std::size_t m, std::size_t n,
                               const GemmEpilogue& e) noexcept {
   if constexpr (MR > 1) {
-    if (m < MR) return gemm_ukernel_rows<MR - 1>(kc, a, lda, bp, c, ldc, m, n, e);
+    if (m < MR) return gemm_ukernel_rows<MR - 1, Blocked>(kc, a, lda, bp, c, ldc, m, n, e);
   }
-  gemm_ukernel_f32<MR, gemm_nv>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, n, e);
+  gemm_ukernel_f32<MR, gemm_nv, false, Blocked>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, n, e);
+}
+
+// A tile summed in k blocks (GemmOptions::k_blocks), out of line: only the projections that ask.
+[[gnu::noinline]] inline void gemm_ukernel_blocked(std::size_t kc, const float* a, std::size_t lda,
+                                                   const float* bp, float* c, std::size_t ldc,
+                                                   std::size_t m, std::size_t n,
+                                                   const GemmEpilogue& e) noexcept {
+  gemm_ukernel_rows<gemm_mr, true>(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
 // The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
@@ -178,16 +224,29 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
     std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
   gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
 }
+// Its k-blocked sibling, a frame of its own (in one frame with the above, the two tiles' spills
+// put Cortex-M55 forward at 1136 B).
+// One row at a time: with 4 rows (1048 B) or 2 (M55: 1032 B) the running total and the spills
+// put Cortex-M forward over its 1024-byte stack budget (stack_budget.py: M4 976, M7 832, M55
+// 1000 B with this). Slower for the output projection only (a B load per 4 FMAs, not per 16).
+[[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_scalar_blocked(
+    std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
+    std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
+  for (std::size_t r = 0; r < m; ++r)
+    gemm_ukernel_f32<1, gemm_nv, false, true>(kc, a + r * lda, lda, bp, gemm_nr, nullptr, c + r * ldc, ldc, n, e);
+}
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
 // overload for the architecture tag is declared (gemm_ukernel_neon64.hpp).
 template <class Arch>
-inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
+[[gnu::always_inline]] inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
   if constexpr (simd::enabled) {
+    if (e.k_blocks) return gemm_ukernel_blocked(kc, a, lda, bp, c, ldc, m, n, e);
     gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
   } else {
+    if (e.k_blocks) return gemm_ukernel_scalar_blocked(kc, a, lda, bp, c, ldc, m, n, e);
     gemm_ukernel_scalar(kc, a, lda, bp, c, ldc, m, n, e);
   }
 }

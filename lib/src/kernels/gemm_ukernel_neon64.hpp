@@ -104,6 +104,7 @@ template <bool First = false>
   gemm_store_tile(out, c, ldc, m, n, e);
 }
 
+template <bool Blocked>
 [[gnu::always_inline]] inline void gemm_ukernel_f32_4x16__neon64(std::size_t kc, const float* a, std::size_t lda,
                                           const float* bp, float* c, std::size_t ldc,
                                           std::size_t m, std::size_t n,
@@ -112,34 +113,63 @@ template <bool First = false>
                         a + (m > 1 ? 1 : 0) * lda, a + (m > 2 ? 2 : m - 1) * lda,
                         a + (m > 3 ? 3 : m - 1) * lda};
   float32x4_t acc[4][4];
-  // k runs 8 at a time, the loop body twice that (per 16 k: 8 ldp, 16 ld1, 256 FMAs and the
-  // loop's compare and branch, 7.26 FLOP per instruction); then 4, then one at a time.
-  std::size_t p = kc / 8 * 8;
-  if (p != 0) {
-    step8_4x16<true>(acc, ar, bp);
-    const float* const a0_end = a + p;
-    while (ar[0] != a0_end) step8_4x16(acc, ar, bp);
-  } else {
+  // One chain over k, or with k_blocks (GemmOptions) blocks of gemm_k_block = 16, each a chain
+  // from zero, added in order to a running total in L1 (per block: 8 ldp, 16 ld1, 256 FMAs, and
+  // 16 loads, adds and stores of the total). A chain runs k 8 at a time (the first 8 start it
+  // with fmul; per 16 k: 8 ldp, 16 ld1, 256 FMAs and the loop's compare and branch, 7.26 FLOP
+  // per instruction), then 4, then one at a time.
+  static_assert(gemm_k_block % 8 == 0, "a block is whole 8-step bodies");
+  auto chain = [&](std::size_t len) __attribute__((always_inline)) {
+    if (len >= 8) {
+      step8_4x16<true>(acc, ar, bp);
+      const float* const a0_end = ar[0] + (len - 8) / 8 * 8;
+      while (ar[0] != a0_end) step8_4x16(acc, ar, bp);
+      len %= 8;
+    } else {
 #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
-      for (int v = 0; v < 4; ++v) acc[r][v] = vdupq_n_f32(0.0f);
-  }
-  if (kc - p >= 4) {
-    float32x4_t av[4];
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-      av[r] = vld1q_f32(ar[r]);
-      ar[r] += 4;
+        for (int v = 0; v < 4; ++v) acc[r][v] = vdupq_n_f32(0.0f);
     }
-    lanes4_4x16(acc, av, bp);
-    p += 4;
-  }
-  for (; p < kc; ++p) {  // k tail: one k at a time, A broadcast
-    float32x4_t av[4];
+    if (len >= 4) {
+      float32x4_t av[4];
 #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) av[r] = vdupq_n_f32(*ar[r]++);
-    fma_by_lane_4x16<0>(acc, av, bp);
+      for (int r = 0; r < 4; ++r) {
+        av[r] = vld1q_f32(ar[r]);
+        ar[r] += 4;
+      }
+      lanes4_4x16(acc, av, bp);
+      len -= 4;
+    }
+    for (; len != 0; --len) {  // one k at a time, A broadcast
+      float32x4_t av[4];
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) av[r] = vdupq_n_f32(*ar[r]++);
+      fma_by_lane_4x16<0>(acc, av, bp);
+    }
+  };
+  if constexpr (!Blocked) {
+    chain(kc);
+  } else {
+    float total[64];  // written by the first block's fold before any read
+    std::size_t p = 0;
+    for (; kc - p > gemm_k_block; p += gemm_k_block) {
+      chain(gemm_k_block);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+          float* t = total + r * 16 + v * 4;
+          vst1q_f32(t, p == 0 ? acc[r][v] : vaddq_f32(vld1q_f32(t), acc[r][v]));
+        }
+    }
+    chain(kc - p);
+    if (p != 0) {
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) acc[r][v] = vaddq_f32(vld1q_f32(total + r * 16 + v * 4), acc[r][v]);
+    }
   }
 
   if (m == 4 && n == 16 && e.plain) {
@@ -170,12 +200,21 @@ template <bool First = false>
         : "v28", "v29", "v30", "v31", "memory");
 }
 
+// The blocked kernel (GemmOptions::k_blocks), out of line: only the projections that ask.
+[[gnu::noinline]] inline void gemm_ukernel_blocked(xsimd::neon64, std::size_t kc, const float* a,
+                                                   std::size_t lda, const float* bp, float* c,
+                                                   std::size_t ldc, std::size_t m, std::size_t n,
+                                                   const GemmEpilogue& e) noexcept {
+  gemm_ukernel_f32_4x16__neon64<true>(kc, a, lda, bp, c, ldc, m, n, e);
+}
+
 // Chosen over the portable template by overload resolution on the architecture tag.
 [[gnu::always_inline]] inline void gemm_ukernel(xsimd::neon64, std::size_t kc, const float* a, std::size_t lda,
                          const float* bp, float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
   static_assert(gemm_mr == 4 && gemm_nr == 16, "the aarch64 tile is 4 x 16");
-  gemm_ukernel_f32_4x16__neon64(kc, a, lda, bp, c, ldc, m, n, e);
+  if (e.k_blocks) return gemm_ukernel_blocked(xsimd::neon64{}, kc, a, lda, bp, c, ldc, m, n, e);
+  gemm_ukernel_f32_4x16__neon64<false>(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
 }  // namespace EMHA_ISA

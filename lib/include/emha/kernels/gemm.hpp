@@ -19,6 +19,9 @@ struct GemmOptions {
   float alpha = 1.0f;
   float beta = 0.0f;             // beta == 0: C is write-only (never read, NaN in C is harmless)
   const float* bias = nullptr;   // [N], added to every row; null = no bias
+  // false: each output's k products summed in one FMA chain. true: in blocks of gemm_k_block
+  // consecutive k, each block a chain from zero, the blocks added in order (a running total).
+  bool k_blocks = false;
 };
 
 // Cache blocking of the packed driver. Upper bounds of the micro-kernel tiles of every build,
@@ -26,6 +29,13 @@ struct GemmOptions {
 // kc = 512 takes the projections of d_model <= 512 in one k block, so C is written once and never
 // read back (+1.5-5% at 256x1536x512 and 512^3 over kc = 256, bench/ab/ab.sh on Zen 3).
 inline constexpr std::size_t gemm_kc = 512;       // K per packed block
+// GemmOptions::k_blocks: k in blocks of gemm_k_block. One FMA chain over all of k grows its error
+// with k; blocks of 16 cut it (the partial sums stay small), at one load, add and store of the
+// running total per accumulator per block (no registers: AVX2's and aarch64's tiles use them
+// all). The layer's output projection sums in blocks: on x86 that took emha's max error against
+// a float64 truth from up to 2.5x PyTorch float32's to at most 1.7x on the seed fixtures (1.4x on
+// the nn.MultiheadAttention ones), for 0.6-2.2% of the forward (bench/README.md, session 12).
+inline constexpr std::size_t gemm_k_block = 16;
 inline constexpr std::size_t gemm_mc = 96;        // rows of A per block (mc x kc floats in L2)
 inline constexpr std::size_t gemm_max_mr = 8;
 inline constexpr std::size_t gemm_max_nr = 32;

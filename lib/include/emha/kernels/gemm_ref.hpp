@@ -1,6 +1,7 @@
 #pragma once
 // Scalar reference of gemm_f32: the test oracle. Exactly what it computes:
-//   for i < m, j < n:  acc = sum_{p<k} a[i*lda + p] * opb(p, j)        (in order p = 0..k-1)
+//   for i < m, j < n:  acc = sum_{p<k} a[i*lda + p] * opb(p, j)        (in order p = 0..k-1; with
+//                      options.k_blocks, each block of gemm_k_block k's from zero, then added)
 //                      c[i*ldc + j] = alpha * acc + bias[j] + (beta != 0 ? beta * c[i*ldc + j] : 0)
 // with opb(p, j) = b[p*ldb + j] (Trans::none) or b[j*ldb + p] (Trans::transpose).
 
@@ -18,9 +19,14 @@ void gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k,
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       Acc acc = 0;
-      for (std::size_t p = 0; p < k; ++p) {
-        const float bv = trans_b == Trans::none ? b[p * ldb + j] : b[j * ldb + p];
-        acc += Acc(a[i * lda + p]) * Acc(bv);
+      const std::size_t kb = options.k_blocks ? gemm_k_block : k;
+      for (std::size_t p0 = 0; p0 < k; p0 += kb) {
+        Acc block = 0;
+        for (std::size_t p = p0; p < k && p < p0 + kb; ++p) {
+          const float bv = trans_b == Trans::none ? b[p * ldb + j] : b[j * ldb + p];
+          block += Acc(a[i * lda + p]) * Acc(bv);
+        }
+        acc += block;
       }
       Acc v = Acc(options.alpha) * acc;
       if (options.bias) v += Acc(options.bias[j]);
