@@ -85,10 +85,11 @@ void run_parity(bool use_lengths) {
     if (!with_weights) CHECK(weights[0] == Guarded::sentinel);  // not requested: not written
     // Accuracy: emha's error and PyTorch float32's own against the float64 truth, printed per
     // fixture (the fused path, pre-packed weights), the measurement issue #15 asks for. Not a
-    // bound: emha is 0.5-2.1x torch's max error here, and no float32 accumulation order reaches
-    // <= 1 on every fixture (tests/attention/accuracy_orders.py; bench/README.md, session 10: the
-    // gap is in the projections, where OpenBLAS is more accurate than one FMA chain). emha's own
-    // float32 bound is the parity check above.
+    // bound: with the output projection summed in k blocks (GemmOptions::k_blocks) emha is at
+    // most 1.36x torch's max error here on x86 (2.09x in one chain, bench/README.md session 12),
+    // and no float32 accumulation order reaches <= 1 on every fixture
+    // (tests/attention/accuracy_orders.py, session 10). emha's own float32 bound is the parity
+    // check above.
     if (Prepack && !use_lengths && !with_weights) {
       const auto mine = emha::test::truth_error(out.data(), F::out_f64, out_n);
       const auto theirs = emha::test::truth_error(F::out, F::out_f64, out_n);
