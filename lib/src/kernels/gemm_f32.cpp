@@ -90,6 +90,18 @@ void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
     }
 }
 
+// The mc rows of one panel summed in k blocks (GemmOptions::k_blocks), out of line: decided once
+// per panel, so gemm_blocked's one-chain tile loop keeps its code (a branch per tile cost the aarch64
+// GEMM 2% of its instructions at 64^3, gemm_icount.sh: 77,422 vs 78,899-79,010).
+[[gnu::noinline, gnu::flatten]] void gemm_panel_blocked(std::size_t kc, const float* a, std::size_t lda,
+                                                        const float* panel, float* c, std::size_t ldc,
+                                                        std::size_t mc, std::size_t nr,
+                                                        const detail::GemmEpilogue& e) noexcept {
+  for (std::size_t ir = 0; ir < mc; ir += gemm_mr)
+    detail::gemm_ukernel_blocked(simd::arch{}, kc, a + ir * lda, lda, panel, c + ir * ldc, ldc,
+                                 gemm_min(gemm_mr, mc - ir), nr, e);
+}
+
 // The blocked loops over packed panels, for columns [j0, j1) of C (j0 a multiple of NR; the
 // whole product: 0, n). B comes packed per call into `bp_scratch`, or, when `prepacked` is set,
 // from gemm_f32_pack_b's layout: k block pc at prepacked + pc * n_padded, its panel for column j
@@ -136,7 +148,11 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
                                   !o.k_blocks;  // (the packing tile sums one chain)
           if (per_panel && !tile_packs) pack_b(kc, nr, unpacked, ldb, trans_b, bp_scratch);
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
-                                       first && o.bias ? o.bias + jc + jr : nullptr, o.k_blocks};
+                                       first && o.bias ? o.bias + jc + jr : nullptr};
+          if (o.k_blocks) {
+            gemm_panel_blocked(kc, a + ic * lda + pc, lda, panel, c + ic * ldc + jc + jr, ldc, mc, nr, e);
+            continue;
+          }
           const auto tile = [&](std::size_t ir, std::size_t mr) __attribute__((always_inline)) {
             detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, panel,
                                  c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);

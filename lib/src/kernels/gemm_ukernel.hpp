@@ -40,14 +40,13 @@ static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % 
 
 // How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
 struct GemmEpilogue {
-  GemmEpilogue(float alpha_, float beta_, const float* bias_, bool k_blocks_) noexcept
+  GemmEpilogue(float alpha_, float beta_, const float* bias_) noexcept
       : alpha(alpha_), beta(beta_), bias(bias_),
-        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_), k_blocks(k_blocks_) {}
+        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_) {}
   float alpha;
   float beta;          // 0: C not read
   const float* bias;   // already offset to the tile's first column, or null
   bool plain;          // c = acc: decided once per panel, not per tile
-  bool k_blocks;       // GemmOptions::k_blocks: k summed in blocks of gemm_k_block
 };
 
 // c[m x n] = alpha * acc (+ bias) (+ beta * c) for the tile's accumulators acc[MR][NV]: whole
@@ -206,13 +205,6 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
   gemm_ukernel_f32<MR, gemm_nv, false, Blocked>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, n, e);
 }
 
-// A tile summed in k blocks (GemmOptions::k_blocks), out of line: only the projections that ask.
-[[gnu::noinline]] inline void gemm_ukernel_blocked(std::size_t kc, const float* a, std::size_t lda,
-                                                   const float* bp, float* c, std::size_t ldc,
-                                                   std::size_t m, std::size_t n,
-                                                   const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr, true>(kc, a, lda, bp, c, ldc, m, n, e);
-}
 
 // The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
 // inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites left
@@ -224,30 +216,35 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
     std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
   gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
 }
-// Its k-blocked sibling, a frame of its own (in one frame with the above, the two tiles' spills
-// put Cortex-M55 forward at 1136 B).
-// One row at a time: with 4 rows (1048 B) or 2 (M55: 1032 B) the running total and the spills
-// put Cortex-M forward over its 1024-byte stack budget (stack_budget.py: M4 976, M7 832, M55
-// 1000 B with this). Slower for the output projection only (a B load per 4 FMAs, not per 16).
-[[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_scalar_blocked(
-    std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
-    std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
-  for (std::size_t r = 0; r < m; ++r)
-    gemm_ukernel_f32<1, gemm_nv, false, true>(kc, a + r * lda, lda, bp, gemm_nr, nullptr, c + r * ldc, ldc, n, e);
-}
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
 // overload for the architecture tag is declared (gemm_ukernel_neon64.hpp).
 template <class Arch>
-[[gnu::always_inline]] inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
+inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
   if constexpr (simd::enabled) {
-    if (e.k_blocks) return gemm_ukernel_blocked(kc, a, lda, bp, c, ldc, m, n, e);
     gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
   } else {
-    if (e.k_blocks) return gemm_ukernel_scalar_blocked(kc, a, lda, bp, c, ldc, m, n, e);
     gemm_ukernel_scalar(kc, a, lda, bp, c, ldc, m, n, e);
+  }
+}
+
+// A tile summed in k blocks (GemmOptions::k_blocks); gemm_panel_blocked runs it. On the scalar
+// path one row at a time: with 4 rows (1048 B on M4 -Os) or 2 (1032 B on M55) its running total
+// and spills put Cortex-M forward over the 1024-byte stack budget. Slower for the output
+// projection only (a B load per 4 FMAs, not per 16).
+template <class Arch>
+[[gnu::always_inline]] inline void gemm_ukernel_blocked(Arch, std::size_t kc, const float* a,
+                                                        std::size_t lda, const float* bp, float* c,
+                                                        std::size_t ldc, std::size_t m, std::size_t n,
+                                                        const GemmEpilogue& e) noexcept {
+  if constexpr (simd::enabled) {
+    gemm_ukernel_rows<gemm_mr, true>(kc, a, lda, bp, c, ldc, m, n, e);
+  } else {
+    for (std::size_t r = 0; r < m; ++r)
+      gemm_ukernel_f32<1, gemm_nv, false, true>(kc, a + r * lda, lda, bp, gemm_nr, nullptr,
+                                                c + r * ldc, ldc, n, e);
   }
 }
 

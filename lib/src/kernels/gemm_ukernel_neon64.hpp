@@ -120,18 +120,19 @@ template <bool Blocked>
   // per instruction), then 4, then one at a time.
   static_assert(gemm_k_block % 8 == 0, "a block is whole 8-step bodies");
   auto chain = [&](std::size_t len) __attribute__((always_inline)) {
-    if (len >= 8) {
+    const float* const a0 = ar[0];
+    std::size_t p = len / 8 * 8;
+    if (p != 0) {
       step8_4x16<true>(acc, ar, bp);
-      const float* const a0_end = ar[0] + (len - 8) / 8 * 8;
+      const float* const a0_end = a0 + p;
       while (ar[0] != a0_end) step8_4x16(acc, ar, bp);
-      len %= 8;
     } else {
 #pragma GCC unroll 4
       for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) acc[r][v] = vdupq_n_f32(0.0f);
     }
-    if (len >= 4) {
+    if (len - p >= 4) {
       float32x4_t av[4];
 #pragma GCC unroll 4
       for (int r = 0; r < 4; ++r) {
@@ -139,37 +140,41 @@ template <bool Blocked>
         ar[r] += 4;
       }
       lanes4_4x16(acc, av, bp);
-      len -= 4;
+      p += 4;
     }
-    for (; len != 0; --len) {  // one k at a time, A broadcast
+    for (; p < len; ++p) {  // one k at a time, A broadcast
       float32x4_t av[4];
 #pragma GCC unroll 4
       for (int r = 0; r < 4; ++r) av[r] = vdupq_n_f32(*ar[r]++);
       fma_by_lane_4x16<0>(acc, av, bp);
     }
   };
-  if constexpr (!Blocked) {
-    chain(kc);
-  } else {
-    float total[64];  // written by the first block's fold before any read
-    std::size_t p = 0;
-    for (; kc - p > gemm_k_block; p += gemm_k_block) {
-      chain(gemm_k_block);
+  if (Blocked && kc > gemm_k_block) {  // (a constant false in the one-chain kernel)
+    float total[64];  // the blocks before the last, summed in order
+    // fold(first): total = acc (first) or total + acc; the next chain starts from zero itself
+    auto fold = [&](bool first) __attribute__((always_inline)) {
 #pragma GCC unroll 4
       for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) {
           float* t = total + r * 16 + v * 4;
-          vst1q_f32(t, p == 0 ? acc[r][v] : vaddq_f32(vld1q_f32(t), acc[r][v]));
+          vst1q_f32(t, first ? acc[r][v] : vaddq_f32(vld1q_f32(t), acc[r][v]));
         }
+    };
+    chain(gemm_k_block);
+    fold(true);
+    std::size_t p = gemm_k_block;
+    for (; kc - p > gemm_k_block; p += gemm_k_block) {  // every block but the last: 16 steps
+      chain(gemm_k_block);
+      fold(false);
     }
     chain(kc - p);
-    if (p != 0) {
 #pragma GCC unroll 4
-      for (int r = 0; r < 4; ++r)
+    for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; ++v) acc[r][v] = vaddq_f32(vld1q_f32(total + r * 16 + v * 4), acc[r][v]);
-    }
+      for (int v = 0; v < 4; ++v) acc[r][v] = vaddq_f32(vld1q_f32(total + r * 16 + v * 4), acc[r][v]);
+  } else {
+    chain(kc);
   }
 
   if (m == 4 && n == 16 && e.plain) {
@@ -200,11 +205,11 @@ template <bool Blocked>
         : "v28", "v29", "v30", "v31", "memory");
 }
 
-// The blocked kernel (GemmOptions::k_blocks), out of line: only the projections that ask.
-[[gnu::noinline]] inline void gemm_ukernel_blocked(xsimd::neon64, std::size_t kc, const float* a,
-                                                   std::size_t lda, const float* bp, float* c,
-                                                   std::size_t ldc, std::size_t m, std::size_t n,
-                                                   const GemmEpilogue& e) noexcept {
+// The k-blocked tile (GemmOptions::k_blocks), for gemm_panel_blocked.
+[[gnu::always_inline]] inline void gemm_ukernel_blocked(xsimd::neon64, std::size_t kc, const float* a,
+                                                        std::size_t lda, const float* bp, float* c,
+                                                        std::size_t ldc, std::size_t m, std::size_t n,
+                                                        const GemmEpilogue& e) noexcept {
   gemm_ukernel_f32_4x16__neon64<true>(kc, a, lda, bp, c, ldc, m, n, e);
 }
 
@@ -213,7 +218,6 @@ template <bool Blocked>
                          const float* bp, float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
   static_assert(gemm_mr == 4 && gemm_nr == 16, "the aarch64 tile is 4 x 16");
-  if (e.k_blocks) return gemm_ukernel_blocked(xsimd::neon64{}, kc, a, lda, bp, c, ldc, m, n, e);
   gemm_ukernel_f32_4x16__neon64<false>(kc, a, lda, bp, c, ldc, m, n, e);
 }
 

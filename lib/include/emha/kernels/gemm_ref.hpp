@@ -16,10 +16,10 @@ void gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k,
                   const float* a, std::size_t lda,
                   const float* b, std::size_t ldb, Trans trans_b,
                   float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept {
+  const std::size_t kb = options.k_blocks ? gemm_k_block : k;
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       Acc acc = 0;
-      const std::size_t kb = options.k_blocks ? gemm_k_block : k;
       for (std::size_t p0 = 0; p0 < k; p0 += kb) {
         Acc block = 0;
         for (std::size_t p = p0; p < k && p < p0 + kb; ++p) {
