@@ -36,6 +36,27 @@
 namespace emha::simd {
 inline namespace EMHA_ISA {
 
+// Scalar a*b + c, fused where the FPU has a fast FMA (x86 with -mfma, aarch64, VFPv4,
+// Cortex-M4F/M7/M55) and two roundings elsewhere (SSE2, armv6 VFPv2: a fused one would be a slow
+// libm call): the same rounding as the vector fmadd below on each build, for the kernels' tails.
+#if defined(__FP_FAST_FMAF)
+inline float fmadd(float a, float b, float c) noexcept { return __builtin_fmaf(a, b, c); }
+#else
+inline float fmadd(float a, float b, float c) noexcept { return a * b + c; }
+#endif
+
+// Scalar a*b + c with the product exact: the FMA where it is fast, else in double where the FPU
+// has double (armv6 VFPv2, x86: the product of two floats is exact in double, then one rounding
+// to double and one to float), else fmadd. For elementwise passes (LayerNorm's affine), not
+// inner loops: double costs twice the cycles on VFPv2.
+inline float fmadd_exact_product(float a, float b, float c) noexcept {
+#if defined(__FP_FAST_FMAF) || (defined(__ARM_FP) && !(__ARM_FP & 8))
+  return fmadd(a, b, c);
+#else
+  return float(double(a) * double(b) + double(c));
+#endif
+}
+
 #if defined(EMHA_SIMD_XSIMD)
 
 using arch = xsimd::default_arch;
@@ -55,8 +76,28 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return _mm512_fmadd_ps(a, b
 #else
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c
 #endif
+// The lanes' fmadd_exact_product: every vector build here has an FMA (AVX2, AVX-512, NEON-VFPv4).
+inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept { return fmadd(a, b, c); }
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
 inline vf32 vabs(vf32 a) noexcept { return xsimd::abs(a); }
+// a / b correctly rounded per lane. xsimd 8.1 divides floats on NEON (arm32 and arm64 alike) by
+// a reciprocal estimate and two Newton steps, which is not correctly rounded: aarch64 has a vector
+// divide, taken here directly; armv7 NEON has none, so each lane goes through the VFP's divide.
+inline vf32 vdiv(vf32 a, vf32 b) noexcept {
+#if defined(__aarch64__)
+  return vdivq_f32(a, b);
+#else
+  if constexpr (std::is_same<arch, xsimd::neon>::value) {
+    alignas(16) float x[vf32::size], y[vf32::size];
+    a.store_aligned(x);
+    b.store_aligned(y);
+    for (std::size_t i = 0; i < vf32::size; ++i) x[i] /= y[i];
+    return vf32::load_aligned(x);
+  } else {
+    return a / b;
+  }
+#endif
+}
 // exp(x) = 2^n * p(r): n = round(x / ln 2), r = x - n ln 2 in two parts (Cody-Waite), p the
 // Cephes expf polynomial (degree 7, ~1 ulp for |r| <= ln(2) / 2), 2^n built in the exponent bits
 // and folded into the last FMA. The softmax's exp loop is bound by the FMA/multiply pipes (two
@@ -160,15 +201,13 @@ inline constexpr bool is_neon64 = false;
 inline vf32 load(const float* p) noexcept { return {*p}; }
 inline void store(float* p, vf32 v) noexcept { *p = v.v; }
 inline vf32 splat(float x) noexcept { return {x}; }
-// Fused where the FPU has an FMA (Cortex-M4F/M7/M55, VFPv4); elsewhere (armv6 VFPv2) a fused
-// multiply-add would be a slow libm call, so two roundings.
-#if defined(__FP_FAST_FMAF)
-inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {__builtin_fmaf(a.v, b.v, c.v)}; }
-#else
-inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {a.v * b.v + c.v}; }
-#endif
+inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {fmadd(a.v, b.v, c.v)}; }
+inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept {
+  return {fmadd_exact_product(a.v, b.v, c.v)};
+}
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
 inline vf32 vabs(vf32 a) noexcept { return {a.v < 0.0f ? -a.v : a.v}; }
+inline vf32 vdiv(vf32 a, vf32 b) noexcept { return {a.v / b.v}; }
 inline vf32 vexp(vf32 x) noexcept { return {std::exp(x.v)}; }
 
 inline constexpr std::size_t transpose_block = 4;

@@ -304,3 +304,26 @@ TEST_CASE("online softmax keeps a NaN visible") {
     }
   }
 }
+
+// The finish divides: each output is the correctly rounded o / l (float division, the float of
+// the float64 quotient), one rounding where o * (1 / l) takes two. On armv7 NEON this catches
+// xsimd's reciprocal-estimate division, which is not exact. Every tail of the vector loop, and a
+// row whose sum is 0 (fully masked) becomes zeros.
+TEST_CASE("online softmax finish is the exact quotient o / l") {
+  std::uint64_t seed = 4200;
+  const std::size_t rows = 5;
+  for (std::size_t dv : emha::test::tail_sizes) {
+    auto o = emha::test::uniform(rows * dv, seed++, -4, 4);
+    auto l = emha::test::uniform(rows, seed++, 1, 9);
+    l[3] = 0.0f;
+    std::vector<float> want(o.size());
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t q = 0; q < dv; ++q)
+        want[i * dv + q] = l[i] == 0.0f ? 0.0f : float(double(o[i * dv + q]) / double(l[i]));
+    emha::softmax_online_finish_f32(rows, dv, l.data(), o.data(), dv);
+    std::size_t differ = 0;
+    for (std::size_t k = 0; k < o.size(); ++k) differ += o[k] != want[k];
+    INFO("dv=" << dv);
+    CHECK(differ == 0);
+  }
+}

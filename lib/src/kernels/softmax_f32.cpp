@@ -34,6 +34,14 @@ void scale_row(std::size_t n, float* y, float f) noexcept {
   for (; j < n; ++j) y[j] *= f;
 }
 
+// y /= d, correctly rounded per element (one rounding, not the two of y * (1 / d)).
+void divide_row(std::size_t n, float* y, float d) noexcept {
+  const vf32 vd = simd::splat(d);
+  std::size_t j = 0;
+  for (; j + lanes <= n; j += lanes) simd::store(y + j, simd::vdiv(simd::load(y + j), vd));
+  for (; j < n; ++j) y[j] /= d;
+}
+
 void fill_row(std::size_t n, float* y, float v) noexcept {
   for (std::size_t j = 0; j < n; ++j) y[j] = v;
 }
@@ -223,7 +231,7 @@ void softmax_online_finish_f32(std::size_t rows, std::size_t o_cols, const float
     if (row_sum[i] == 0.0f)
       fill_row(o_cols, oi, 0.0f);  // every key masked: zero attention
     else
-      scale_row(o_cols, oi, 1.0f / row_sum[i]);
+      divide_row(o_cols, oi, row_sum[i]);
   }
 }
 

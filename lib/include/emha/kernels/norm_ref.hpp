@@ -22,11 +22,9 @@ void layer_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::si
     Acc sq = 0;
     for (std::size_t j = 0; j < n; ++j) sq += (Acc(xr[j]) - mean) * (Acc(xr[j]) - mean);
     const Acc rstd = Acc(1) / std::sqrt(sq / Acc(n) + Acc(eps));
-    for (std::size_t j = 0; j < n; ++j) {
-      Acc v = (Acc(xr[j]) - mean) * rstd;
-      if (gamma) v = v * Acc(gamma[j]);
-      if (beta) v = v + Acc(beta[j]);
-      yr[j] = static_cast<float>(v);
+    for (std::size_t j = 0; j < n; ++j) {  // (x - mean) * (rstd * gamma) + beta, one fused step
+      const Acc d = Acc(xr[j]) - mean, s = gamma ? rstd * Acc(gamma[j]) : rstd;
+      yr[j] = static_cast<float>(beta ? std::fma(d, s, Acc(beta[j])) : d * s);
     }
   }
 }
@@ -41,11 +39,8 @@ void rms_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size
     Acc sq = 0;
     for (std::size_t j = 0; j < n; ++j) sq += Acc(xr[j]) * Acc(xr[j]);
     const Acc rstd = Acc(1) / std::sqrt(sq / Acc(n) + Acc(eps));
-    for (std::size_t j = 0; j < n; ++j) {
-      Acc v = Acc(xr[j]) * rstd;
-      if (gamma) v = v * Acc(gamma[j]);
-      yr[j] = static_cast<float>(v);
-    }
+    for (std::size_t j = 0; j < n; ++j)
+      yr[j] = static_cast<float>(Acc(xr[j]) * (gamma ? rstd * Acc(gamma[j]) : rstd));
   }
 }
 
