@@ -72,7 +72,7 @@ DEFAULT_META = dict(batch_first=True, self_attention=True, causal=False, q_bias=
                     v_bias=True, out_bias=True, position="none", rope_pairing="half", rope_dims=0,
                     rope_base=10000.0, norm="none", norm_kind="layer_norm", norm_eps=1e-5,
                     norm_affine=False, scale=0.0, add_sinusoidal=False, need_weights=False,
-                    average_attn_weights=False, attend_rows=0, attend_batch=0)
+                    average_attn_weights=False, attend_rows=0, attend_batch=0, kv_heads=0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -538,19 +538,22 @@ def apply_rope(x, cos, sin, d_rot, pairing):
 
 
 class FeatureMHA(nn.Module):
+    """kv_heads < heads: GQA/MQA as HF Llama (k_proj/v_proj [kv_heads * d_k, d_model]; query head
+    h reads K/V head h // (heads // kv_heads): repeat_interleave, HF's repeat_kv)."""
     def __init__(self, d_model, heads, bias=True, batch_first=True, causal=True, position="none",
                  rope_pairing="half", rope_dims=0, rope_base=10000.0, norm="none",
-                 norm_kind="layer_norm", norm_eps=1e-5, norm_affine=True):
+                 norm_kind="layer_norm", norm_eps=1e-5, norm_affine=True, kv_heads=0):
         super().__init__()
         self.d_model, self.heads, self.d_k = d_model, heads, d_model // heads
+        self.kv_heads = kv_heads or heads
         self.batch_first, self.causal, self.position = batch_first, causal, position
         self.rope_pairing, self.rope_base = rope_pairing, rope_base
         self.rope_dims = rope_dims or self.d_k
         self.norm_place = norm
         self.scaling = self.d_k ** -0.5
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, self.kv_heads * self.d_k, bias=bias)
+        self.v_proj = nn.Linear(d_model, self.kv_heads * self.d_k, bias=bias)
         self.o_proj = nn.Linear(d_model, d_model, bias=bias)
         if norm == "none":
             self.norm = None
@@ -563,12 +566,15 @@ class FeatureMHA(nn.Module):
     def attention(self, h, key_padding_mask):
         # h [B, S, D] -> the heads' context [B, S, D] (concatenated heads)
         b, s, _ = h.shape
-        split = lambda t: t.view(b, s, self.heads, self.d_k).transpose(1, 2)  # noqa: E731
-        q, k, v = split(self.q_proj(h)), split(self.k_proj(h)), split(self.v_proj(h))
+        split = lambda t, n: t.view(b, s, n, self.d_k).transpose(1, 2)  # noqa: E731
+        q = split(self.q_proj(h), self.heads)
+        k, v = split(self.k_proj(h), self.kv_heads), split(self.v_proj(h), self.kv_heads)
         if self.position == "rope":  # on projected q and k (after the bias), before scaling
             cos, sin = rope_cos_sin(s, self.rope_dims, self.rope_base, self.rope_pairing, h.dtype)
             q = apply_rope(q, cos, sin, self.rope_dims, self.rope_pairing)
             k = apply_rope(k, cos, sin, self.rope_dims, self.rope_pairing)
+        group = self.heads // self.kv_heads  # torch 1.13 has no enable_gqa: repeat the K/V heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scores = torch.matmul(q, k.transpose(-2, -1)) * self.scaling  # [B, H, S, S]
         if self.position == "alibi":  # - slope_h * |i - j|, on the scaled scores
             slopes = torch.tensor(get_slopes(self.heads), dtype=h.dtype)
@@ -623,7 +629,7 @@ def feature_case(name, description, d_model, heads, seq, batch, padding=False, *
     meta = dict(module=description, d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq,
                 batch=batch, batch_first=m.batch_first, causal=m.causal, q_bias=bias, k_bias=bias,
                 v_bias=bias, out_bias=bias, position=m.position, norm=norm,
-                norm_kind=options.get("norm_kind", "layer_norm"))
+                norm_kind=options.get("norm_kind", "layer_norm"), kv_heads=m.kv_heads)
     if m.position == "rope":
         meta.update(rope_pairing=m.rope_pairing, rope_dims=m.rope_dims, rope_base=m.rope_base)
     if norm != "none":
@@ -671,6 +677,15 @@ CASES = [
     ("sub_ln_rms_alibi", lambda n: feature_case(
         n, "reference MHA, sub-LN HF LlamaRMSNorm (eps 1e-6) before o_proj, ALiBi, causal", 32,
         4, 7, 1, position="alibi", norm="sub", norm_kind="rms_norm", norm_eps=1e-6)),
+    ("gqa_rope", lambda n: feature_case(
+        n, "reference MHA, GQA: 8 query heads on 2 K/V heads (repeat_interleave), HF RoPE "
+           "rotate_half, causal", 32, 8, 9, 2, kv_heads=2, position="rope")),
+    ("mqa_alibi", lambda n: feature_case(
+        n, "reference MHA, MQA: 4 query heads on 1 K/V head, ALiBi, causal, no biases", 32, 4, 8,
+        1, kv_heads=1, bias=False, position="alibi")),
+    ("gqa_padding_pre_ln", lambda n: feature_case(
+        n, "reference MHA, GQA 6 on 3, pre-LN nn.LayerNorm, key_padding_mask, causal", 48, 6, 10,
+        2, kv_heads=3, padding=True, norm="pre", norm_kind="layer_norm", norm_eps=1e-5)),
     ("post_ln_noaffine", lambda n: feature_case(
         n, "reference MHA, post-LN nn.LayerNorm(elementwise_affine=False), causal, seq-first",
         16, 2, 5, 3, batch_first=False, norm="post", norm_kind="layer_norm", norm_eps=1e-5,
@@ -717,6 +732,8 @@ def render_header(name, meta, arrays):
         f'  static constexpr const char* module = "{m["module"]}";',
         f"  static constexpr std::size_t d_model = {m['d_model']}, heads = {m['heads']}, "
         f"seq_q = {m['seq_q']}, seq_kv = {m['seq_kv']}, batch = {m['batch']};",
+        f"  static constexpr std::size_t kv_heads = {m['kv_heads'] or m['heads']};  "
+        "// K/V heads (GQA/MQA when < heads)",
         f"  static constexpr bool batch_first = {b(m['batch_first'])};  "
         "// query/key/value/out: [B,S,D] if true else [S,B,D]",
         f"  static constexpr bool self_attention = {b(m['self_attention'])};  "
@@ -766,8 +783,9 @@ def check(name, meta, arrays):
     m = dict(DEFAULT_META, **meta)
     d, sq, skv, bt = m["d_model"], m["seq_q"], m["seq_kv"], m["batch"]
     seq = lambda s: (bt, s, d) if m["batch_first"] else (s, bt, d)  # noqa: E731
-    n_bias = sum(m[f] for f in ("q_bias", "k_bias", "v_bias"))
-    expect = {"in_proj_weight": (3 * d, d), "in_proj_bias": (n_bias * d,) if n_bias else None,
+    kv = (m["kv_heads"] or m["heads"]) * (d // m["heads"])  # K and V width
+    n_bias = m["q_bias"] * d + (m["k_bias"] + m["v_bias"]) * kv
+    expect = {"in_proj_weight": (d + 2 * kv, d), "in_proj_bias": (n_bias,) if n_bias else None,
               "out_proj_weight": (d, d), "out_proj_bias": (d,) if m["out_bias"] else None,
               "query": seq(sq), "key": seq(skv), "value": seq(skv), "out": seq(sq),
               "out_f64": seq(sq)}

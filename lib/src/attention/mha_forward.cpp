@@ -82,7 +82,7 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
          value.data == query.data ? normed : value.data, out.data, nullptr, nullptr,
          {nullptr, mha_slot_bytes(d), d.threads}};
   const std::size_t rows = sh.seq_q > sh.seq_kv ? sh.seq_q : sh.seq_kv;
-  EMHA_TRY(arena.allocate(rows * 3 * d.d_model, s.qkv, 64));
+  EMHA_TRY(arena.allocate(rows * d.qkv_dim(), s.qkv, 64));
   EMHA_TRY(arena.allocate(sh.seq_q * d.d_model, s.ctx, 64));
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
   const StagePlan plan = plan_of(d);
@@ -100,9 +100,9 @@ MhaPacked pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noe
   const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], D};
   MhaPacked out{};
   for (int i = 0; i < 4; ++i) {
-    const std::size_t floats = gemm_f32_packed_b_floats(D, in[i]);
-    // op(B) = W^T: [in x D] from W [D x in]; `floats` is exactly what gemm_f32_pack_b needs.
-    if (detail::gemm_f32_pack_b(D, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
+    const std::size_t n = i < 3 ? d.proj_dim(i) : D, floats = gemm_f32_packed_b_floats(n, in[i]);
+    // op(B) = W^T: [in x n] from W [n x in]; `floats` is exactly what gemm_f32_pack_b needs.
+    if (detail::gemm_f32_pack_b(n, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
       return MhaPacked{};
     out.w[i] = packed;
     out.floats[i] = floats;

@@ -188,12 +188,12 @@ Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
     EMHA_TRY(check_unused(w.q_proj_weight));
     EMHA_TRY(check_unused(w.k_proj_weight));
     EMHA_TRY(check_unused(w.v_proj_weight));
-    EMHA_TRY(check_weight(w.in_proj_weight, 3 * d.d_model * d.d_model));
+    EMHA_TRY(check_weight(w.in_proj_weight, d.qkv_dim() * d.d_model));
   } else {
     EMHA_TRY(check_unused(w.in_proj_weight));
     EMHA_TRY(check_weight(w.q_proj_weight, d.d_model * d.d_model));
-    EMHA_TRY(check_weight(w.k_proj_weight, d.d_model * d.kdim));
-    EMHA_TRY(check_weight(w.v_proj_weight, d.d_model * d.vdim));
+    EMHA_TRY(check_weight(w.k_proj_weight, d.kv_dim() * d.kdim));
+    EMHA_TRY(check_weight(w.v_proj_weight, d.kv_dim() * d.vdim));
   }
   EMHA_TRY(check_weight(w.out_proj_weight, d.d_model * d.d_model));
   EMHA_TRY(d.in_bias_floats() ? check_weight(w.in_proj_bias, d.in_bias_floats()) : check_unused(w.in_proj_bias));

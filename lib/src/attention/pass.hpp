@@ -40,7 +40,7 @@ struct Pass {
   const float* in_k;               // Norm(query) (held in `out`) for each input that is the query
   const float* in_v;
   float* out;
-  float* qkv;  // [max(S_q, S_kv), 3 * d_model]: Q | K | V of the current sequence
+  float* qkv;  // [max(S_q, S_kv), qkv_dim]: Q | K | V of the current sequence
   float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
   TaskSlots slots;  // each task's scratch (parallel.hpp)
 };

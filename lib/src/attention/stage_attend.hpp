@@ -20,11 +20,14 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
   return arena.allocate(bq, f.row_sum, 64);
 }
 
-// Head h's Q, K, V columns of Pass::qkv and its ALiBi slope; its columns of Pass::ctx.
+// Head h's Q columns of Pass::qkv, the K and V columns of its K/V head h / group (GQA: the
+// group's heads index one shared head, never a repeated copy), its ALiBi slope; its columns of
+// Pass::ctx.
 inline HeadInputs head_inputs(const Pass& s, std::size_t h) noexcept {
-  const std::size_t D = s.d.d_model, dk = s.d.d_k();
+  const MhaDims& d = s.d;
+  const std::size_t dk = d.d_k(), g = h / d.group(), ld = d.qkv_dim();
   const float* slopes = s.positions.alibi_slopes;
-  return HeadInputs{s.qkv + h * dk, s.qkv + D + h * dk, s.qkv + 2 * D + h * dk, 3 * D,
+  return HeadInputs{s.qkv + h * dk, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk, ld,
                     slopes ? slopes[h] : 0.0f};
 }
 inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {

@@ -16,18 +16,18 @@ inline namespace EMHA_ISA {
 template <class K>
 [[gnu::noinline]] Status rope_stage(const Pass& s, std::size_t) noexcept {
   const MhaDims& d = s.d;
-  const std::size_t D = d.d_model, ld = 3 * D;
+  const std::size_t D = d.d_model, ld = d.qkv_dim();
   EMHA_TRY(K::rope(s.sh.seq_q, d.heads, d.d_k(), d.rope_pairing, 0, s.positions.rope, s.qkv, ld));
-  return K::rope(s.sh.seq_kv, d.heads, d.d_k(), d.rope_pairing, 0, s.positions.rope, s.qkv + D, ld);
+  return K::rope(s.sh.seq_kv, d.kv_heads, d.d_k(), d.rope_pairing, 0, s.positions.rope, s.qkv + D, ld);
 }
 
 template <class K>
 [[gnu::noinline]] Status xpos_stage(const Pass& s, std::size_t) noexcept {
   const MhaDims& d = s.d;
-  const std::size_t D = d.d_model, ld = 3 * D, sq = s.sh.seq_q, skv = s.sh.seq_kv;
+  const std::size_t D = d.d_model, ld = d.qkv_dim(), sq = s.sh.seq_q, skv = s.sh.seq_kv;
   const RopeTable& t = s.positions.rope;
   EMHA_TRY(xpos_f32(sq, d.heads, d.d_k(), sq, false, d.xpos_scale_base, t, s.qkv, ld));
-  return xpos_f32(skv, d.heads, d.d_k(), skv, true, d.xpos_scale_base, t, s.qkv + D, ld);
+  return xpos_f32(skv, d.kv_heads, d.d_k(), skv, true, d.xpos_scale_base, t, s.qkv + D, ld);
 }
 
 }  // namespace EMHA_ISA

@@ -1,5 +1,6 @@
 #pragma once
-// Stage: [Q | K | V] of one sequence = inputs * W_in^T + b_in, into Pass::qkv [S, 3 * d_model].
+// Stage: [Q | K | V] of one sequence = inputs * W_in^T + b_in, into Pass::qkv [S, qkv_dim]
+// (Q d_model wide, K and V kv_dim each).
 
 #include "attention/pass.hpp"
 #include "attention/return_on_error.hpp"
@@ -15,11 +16,10 @@ struct InProj {
 };
 
 inline InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
-  const std::size_t dd = d.d_model * d.d_model;
   InProj p{};
-  if (d.same_embed_dim()) {
+  if (d.same_embed_dim()) {  // in_proj_weight: rows [W_q | W_k | W_v]
     for (int i = 0; i < 3; ++i) {
-      p.w[i] = w.in_proj_weight.data + i * dd;
+      p.w[i] = w.in_proj_weight.data + d.proj_col(i) * d.d_model;
       p.ld[i] = d.d_model;
     }
   } else {
@@ -33,22 +33,23 @@ inline InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
   const float* bias = w.in_proj_bias.data;  // only the projections that have one, in order
   for (int i = 0; i < 3; ++i) {
     p.bias[i] = d.bias[i] ? bias : nullptr;
-    if (d.bias[i]) bias += d.d_model;
+    if (d.bias[i]) bias += d.proj_dim(i);
   }
   return p;
 }
 
-// qkv[r][i*D .. (i+1)*D) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
+// qkv[r][proj_col(i) ..) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
 // the weights are pre-packed: `packed` holds their panels, else all null), in column blocks
 // over the task slots. Inlined: its own frame only held the Product (Cortex-M4 -Os stack).
 template <class K>
 [[gnu::always_inline]] inline Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed,
                                              int first, int count, Rows<const float> x, std::size_t rows,
                                              float* qkv, const TaskSlots& slots) noexcept {
-  const Product product{rows,          count * d.d_model,     p.ld[first], x.p,
+  const std::size_t cols = d.proj_col(first + count) - d.proj_col(first);
+  const Product product{rows,          cols,                  p.ld[first], x.p,
                         x.ld,          p.w[first],            p.ld[first], packed.w[first],
-                        packed.floats[first], p.bias[first],  qkv + first * d.d_model,
-                        3 * d.d_model};
+                        packed.floats[first], p.bias[first],  qkv + d.proj_col(first),
+                        d.qkv_dim()};
   return run_product<K>(product, slots);
 }
 

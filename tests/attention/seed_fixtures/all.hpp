@@ -16,16 +16,20 @@
 #include "pre_ln_rms.hpp"
 #include "pre_ln_layernorm.hpp"
 #include "sub_ln_rms_alibi.hpp"
+#include "gqa_rope.hpp"
+#include "mqa_alibi.hpp"
+#include "gqa_padding_pre_ln.hpp"
 #include "post_ln_noaffine.hpp"
 namespace emha::seed_fixtures {
 using all = std::tuple<
     blog_encoder, blog_encoder_nomask, torchscale_xpos_subln, torchscale_plain,
     torchscale_xpos_causal, labml_nobias, labml_bias_cross, per_head_linear, rope_half,
     rope_interleaved_partial, alibi_h6, alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm,
-    sub_ln_rms_alibi, post_ln_noaffine>;
+    sub_ln_rms_alibi, gqa_rope, mqa_alibi, gqa_padding_pre_ln, post_ln_noaffine>;
 // fewer than 20000 array elements (weights + inputs + masks + outputs)
 using small = std::tuple<
     blog_encoder, blog_encoder_nomask, torchscale_xpos_subln, torchscale_plain, labml_nobias,
     labml_bias_cross, per_head_linear, rope_half, rope_interleaved_partial, alibi_h6,
-    alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm, sub_ln_rms_alibi, post_ln_noaffine>;
+    alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi,
+    gqa_padding_pre_ln, post_ln_noaffine>;
 }  // namespace emha::seed_fixtures

@@ -7,6 +7,7 @@ struct labml_bias_cross {
   static constexpr const char* name = "labml_bias_cross";
   static constexpr const char* module = "labml.ai annotated MultiHeadAttention (bias=True, cross-attention, mask [1, S_kv, 3])";
   static constexpr std::size_t d_model = 24, heads = 2, seq_q = 5, seq_kv = 9, batch = 3;
+  static constexpr std::size_t kv_heads = 2;  // K/V heads (GQA/MQA when < heads)
   static constexpr bool batch_first = false;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = false;  // key and value are the query tensor
   static constexpr bool causal = false;  // the test sets emha's causal mask (torch got -inf above the diagonal)

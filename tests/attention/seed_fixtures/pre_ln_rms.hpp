@@ -7,6 +7,7 @@ struct pre_ln_rms {
   static constexpr const char* name = "pre_ln_rms";
   static constexpr const char* module = "reference MHA, pre-LN HF LlamaRMSNorm (eps 1e-6), key_padding_mask";
   static constexpr std::size_t d_model = 32, heads = 2, seq_q = 8, seq_kv = 8, batch = 2;
+  static constexpr std::size_t kv_heads = 2;  // K/V heads (GQA/MQA when < heads)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = false;  // the test sets emha's causal mask (torch got -inf above the diagonal)

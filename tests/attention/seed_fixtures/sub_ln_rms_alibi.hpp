@@ -7,6 +7,7 @@ struct sub_ln_rms_alibi {
   static constexpr const char* name = "sub_ln_rms_alibi";
   static constexpr const char* module = "reference MHA, sub-LN HF LlamaRMSNorm (eps 1e-6) before o_proj, ALiBi, causal";
   static constexpr std::size_t d_model = 32, heads = 4, seq_q = 7, seq_kv = 7, batch = 1;
+  static constexpr std::size_t kv_heads = 4;  // K/V heads (GQA/MQA when < heads)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = true;  // the test sets emha's causal mask (torch got -inf above the diagonal)

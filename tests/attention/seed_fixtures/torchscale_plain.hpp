@@ -7,6 +7,7 @@ struct torchscale_plain {
   static constexpr const char* name = "torchscale_plain";
   static constexpr const char* module = "torchscale MultiheadAttention (plain)";
   static constexpr std::size_t d_model = 24, heads = 3, seq_q = 6, seq_kv = 6, batch = 1;
+  static constexpr std::size_t kv_heads = 3;  // K/V heads (GQA/MQA when < heads)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = false;  // the test sets emha's causal mask (torch got -inf above the diagonal)

@@ -7,6 +7,7 @@ struct torchscale_xpos_causal {
   static constexpr const char* name = "torchscale_xpos_causal";
   static constexpr const char* module = "torchscale MultiheadAttention (xpos, causal attn_mask)";
   static constexpr std::size_t d_model = 64, heads = 4, seq_q = 12, seq_kv = 12, batch = 1;
+  static constexpr std::size_t kv_heads = 4;  // K/V heads (GQA/MQA when < heads)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = false;  // the test sets emha's causal mask (torch got -inf above the diagonal)

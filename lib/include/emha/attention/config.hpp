@@ -45,6 +45,9 @@ template <std::size_t DModel, std::size_t Heads, std::size_t MaxSeqQ, std::size_
 struct MhaConfig {
   static constexpr std::size_t d_model = DModel;      // embedding width of query and output
   static constexpr std::size_t heads = Heads;         // d_k = d_model / heads
+  // Key/value heads (GQA; 1 is MQA): query head h reads K/V head h / (heads / kv_heads), as
+  // PyTorch's repeat_interleave and HF's repeat_kv do. K and V are [kv_heads * d_k] wide.
+  static constexpr std::size_t kv_heads = Heads;
   static constexpr std::size_t max_seq_q = MaxSeqQ;   // longest query sequence forward() accepts
   static constexpr std::size_t max_seq_kv = MaxSeqKv; // longest key/value sequence
   static constexpr std::size_t kdim = DModel;         // width of key inputs (PyTorch kdim)
@@ -85,6 +88,8 @@ constexpr bool check_config() {
   static_assert(C::d_model > 0, "d_model must be greater than zero");
   static_assert(C::heads > 0, "heads must be greater than zero");
   static_assert(C::heads == 0 || C::d_model % C::heads == 0, "d_model must be divisible by heads");
+  static_assert(C::kv_heads > 0 && C::kv_heads <= C::heads && C::heads % C::kv_heads == 0,
+                "kv_heads must divide heads");
   static_assert(C::max_seq_q > 0, "max_seq_q must be greater than zero");
   static_assert(C::max_seq_kv > 0, "max_seq_kv must be greater than zero");
   static_assert(C::kdim > 0, "kdim must be greater than zero");

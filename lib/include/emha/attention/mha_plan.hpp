@@ -13,7 +13,8 @@
 namespace emha::detail {
 
 struct MhaDims {
-  std::size_t d_model = 0, heads = 0, kdim = 0, vdim = 0, max_seq_q = 0, max_seq_kv = 0, max_batch = 0;
+  std::size_t d_model = 0, heads = 0, kv_heads = 0, kdim = 0, vdim = 0, max_seq_q = 0, max_seq_kv = 0,
+              max_batch = 0;
   bool bias[4] = {};     // Q, K, V, output projection has a bias
   bool prepack = false;
   bool weights = false;  // the unfused path (attention weights out) is available
@@ -28,10 +29,19 @@ struct MhaDims {
   bool norm_affine = false;
 
   constexpr std::size_t d_k() const noexcept { return d_model / heads; }
+  // Width of projected K and of V: kv_heads * d_k (d_model without GQA).
+  constexpr std::size_t kv_dim() const noexcept { return kv_heads * d_k(); }
+  // Width of the projected [Q | K | V] rows: d_model + 2 * kv_dim.
+  constexpr std::size_t qkv_dim() const noexcept { return d_model + 2 * kv_dim(); }
+  // Query heads per K/V head: head h reads K/V head h / group().
+  constexpr std::size_t group() const noexcept { return heads / kv_heads; }
+  // Output width of projection i (0 Q, 1 K, 2 V) and its first column in [Q | K | V].
+  constexpr std::size_t proj_dim(int i) const noexcept { return i == 0 ? d_model : kv_dim(); }
+  constexpr std::size_t proj_col(int i) const noexcept { return i == 0 ? 0 : d_model + (i - 1) * kv_dim(); }
   constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
-  // Floats of in_proj_bias: d_model for each of Q, K, V with a bias.
+  // Floats of in_proj_bias: the widths of Q, K, V that have a bias.
   constexpr std::size_t in_bias_floats() const noexcept {
-    return (std::size_t(bias[0]) + bias[1] + bias[2]) * d_model;
+    return std::size_t(bias[0]) * d_model + (std::size_t(bias[1]) + bias[2]) * kv_dim();
   }
   constexpr std::size_t max_positions() const noexcept {
     return max_seq_q < max_seq_kv ? max_seq_kv : max_seq_q;
@@ -44,6 +54,7 @@ constexpr MhaDims mha_dims() noexcept {
   MhaDims d;
   d.d_model = C::d_model;
   d.heads = C::heads;
+  d.kv_heads = C::kv_heads;
   d.kdim = C::kdim;
   d.vdim = C::vdim;
   d.max_seq_q = C::max_seq_q;
@@ -94,11 +105,11 @@ struct MhaPacked {
   std::size_t floats[4];  // floats of each
 };
 
-// Floats of the four packed matrices: W_q^T [d_model x d_model], W_k^T [kdim x d_model],
-// W_v^T [vdim x d_model], W_out^T [d_model x d_model].
+// Floats of the four packed matrices: W_q^T [d_model x d_model], W_k^T [kdim x kv_dim],
+// W_v^T [vdim x kv_dim], W_out^T [d_model x d_model].
 constexpr std::size_t mha_packed_floats(const MhaDims& d) noexcept {
-  return gemm_f32_packed_b_floats(d.d_model, d.d_model) + gemm_f32_packed_b_floats(d.d_model, d.kdim) +
-         gemm_f32_packed_b_floats(d.d_model, d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.d_model);
+  return gemm_f32_packed_b_floats(d.d_model, d.d_model) + gemm_f32_packed_b_floats(d.kv_dim(), d.kdim) +
+         gemm_f32_packed_b_floats(d.kv_dim(), d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.d_model);
 }
 
 // Tiles of the fused path: query rows and keys per block (multiples of every micro-kernel tile).
@@ -116,7 +127,7 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
   const std::size_t in_max = mha_max(d.d_model, mha_max(d.kdim, d.vdim));
-  const std::size_t project = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, 3 * d.d_model, in_max);
+  const std::size_t project = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, d.qkv_dim(), in_max);
   const std::size_t bq = mha_min(d.max_seq_q, mha_block_q), bk = mha_min(d.max_seq_kv, mha_block_kv);
   const std::size_t fused = (bq * bk * f + 64) + 2 * (bq * f + 64) +
                             mha_max(gemm_f32_scratch_bytes(bq, bk, d.d_k()),      // Q_t K_t^T
@@ -128,12 +139,12 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
 }
 
 // Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
-// [max(S_q, S_kv), 3*d_model], the concatenated heads [S_q, d_model], and `threads` task slots
+// [max(S_q, S_kv), qkv_dim], the concatenated heads [S_q, d_model], and `threads` task slots
 // (mha_slot_bytes) in one block; each of the three may lose 64 bytes to alignment.
 constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
-  const std::size_t live = (rows * 3 * d.d_model * f + 64) + (d.max_seq_q * d.d_model * f + 64);
+  const std::size_t live = (rows * d.qkv_dim() * f + 64) + (d.max_seq_q * d.d_model * f + 64);
   return live + (d.threads * mha_slot_bytes(d) + 64);
 }
 

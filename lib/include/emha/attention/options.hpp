@@ -23,14 +23,17 @@ struct AttentionShape {
 
 // Weights exactly in torch.nn.MultiheadAttention's layout (state_dict names), row-major, read
 // in place (const; may sit in flash). Each span must hold exactly the stated element count.
+// With GQA/MQA (Config::kv_heads < heads) K and V are kv_dim = kv_heads * d_k wide (HF Llama's
+// k_proj / v_proj); kv_dim = d_model otherwise.
 struct MhaWeights {
-  Span<const float> in_proj_weight;   // [3*d_model, d_model]   when kdim == vdim == d_model
+  Span<const float> in_proj_weight;   // [d_model + 2*kv_dim, d_model] when kdim == vdim == d_model:
+                                      // rows W_q | W_k | W_v (nn.MultiheadAttention: [3*d_model, d_model])
   Span<const float> q_proj_weight;    // [d_model, d_model]     when kdim or vdim != d_model
-  Span<const float> k_proj_weight;    // [d_model, kdim]
-  Span<const float> v_proj_weight;    // [d_model, vdim]
-  Span<const float> in_proj_bias;     // [n*d_model]: the biases of the n of Q, K, V that have one
-                                      // (Config::bias, projection_bias), in that order; 3*d_model
-                                      // for nn.MultiheadAttention
+  Span<const float> k_proj_weight;    // [kv_dim, kdim]
+  Span<const float> v_proj_weight;    // [kv_dim, vdim]
+  Span<const float> in_proj_bias;     // the biases of those of Q [d_model], K [kv_dim], V [kv_dim]
+                                      // that have one (Config::bias, projection_bias), in that
+                                      // order; 3*d_model for nn.MultiheadAttention
   Span<const float> out_proj_weight;  // [d_model, d_model]
   Span<const float> out_proj_bias;    // [d_model]              when the output projection has one
   Span<const float> norm_weight;      // [d_model] with Config::norm and norm_affine: LayerNorm or
