@@ -84,3 +84,32 @@ NoHeapAttentionResult run_seed_layers_without_heap() noexcept {
           run_seed_layer<sf::alibi_h6>() && run_seed_layer<sf::pre_ln_rms>() &&
           run_seed_layer<sf::post_ln_noaffine>()};
 }
+
+namespace {
+// GQA with RoPE decoding through a KvCache (issue #17): a prefill, decode steps, a truncate and a
+// re-decode, with and without attention weights.
+template <class F>
+bool run_cache_layer() noexcept {
+  using C = emha::test::SeedConfig<F>;
+  static float out[F::batch * F::seq_q * F::d_model];
+  static float weights[F::batch * F::heads * F::seq_q * F::seq_kv];
+  emha::MultiHeadAttention<C> mha;
+  emha::KvCache<C> cache;
+  bool ok = mha.set_weights(emha::test::seed_weights<F>()) == emha::Status::ok;
+  emha::ForwardOptions opt;
+  opt.masks.causal = true;
+  const auto x = emha::test::span_of(F::query);  // only the first rows are read
+  constexpr std::size_t n = F::seq_q - 2;
+  ok = ok && mha.forward({n, n, F::batch, emha::Layout::batch_first}, x, out, cache, opt) == emha::Status::ok;
+  for (std::size_t b = 0; b < F::batch; ++b) ok = ok && cache.truncate(b, n - 1) == emha::Status::ok;
+  ok = ok && mha.forward({1, n, F::batch, emha::Layout::batch_first}, x, out, cache, opt) == emha::Status::ok;
+  opt.attn_weights = {weights, F::batch * F::seq_q * (n + 1)};
+  ok = ok && mha.forward({1, n + 1, F::batch, emha::Layout::batch_first}, x, out, cache, opt) == emha::Status::ok;
+  cache.reset();
+  return ok && cache.length(0) == 0;
+}
+}  // namespace
+
+NoHeapAttentionResult run_cache_without_heap() noexcept {
+  return {run_cache_layer<emha::seed_fixtures::gqa_rope>() && run_cache_layer<emha::seed_fixtures::mqa_alibi>()};
+}

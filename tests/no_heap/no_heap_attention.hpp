@@ -17,3 +17,7 @@ NoHeapAttentionResult run_threaded_attention_without_heap() noexcept;
 // mask, partial RoPE, ALiBi, pre-LN RMSNorm and post-LN, each constructed and run fused and
 // with attention weights.
 NoHeapAttentionResult run_seed_layers_without_heap() noexcept;
+
+// Incremental decoding through a KvCache (GQA with RoPE, MQA with ALiBi): prefill, truncate,
+// decode steps with and without attention weights, reset.
+NoHeapAttentionResult run_cache_without_heap() noexcept;

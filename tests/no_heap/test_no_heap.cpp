@@ -100,6 +100,14 @@ TEST_CASE("the layers around attention (positions, norms, labml's mask) do not t
   CHECK(attempts == 0);
 }
 
+TEST_CASE("decoding through a KvCache (prefill, truncate, decode) does not touch the heap") {
+  heap_gate::arm();
+  const NoHeapAttentionResult r = run_cache_without_heap();
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(r.ok);
+  CHECK(attempts == 0);
+}
+
 TEST_CASE("a forward split over the port's worker threads does not touch the heap") {
   REQUIRE(emha::port::start_workers(2) == 2);  // outside the gate: creating threads allocates
   heap_gate::arm();

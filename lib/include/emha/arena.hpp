@@ -9,6 +9,12 @@
 
 namespace emha {
 
+// Who holds a buffer an object works in (MultiHeadAttention's arena, a KvCache's storage).
+enum class ArenaOwnership : unsigned char {
+  owned,   // the object holds it as a member
+  caller,  // the caller passes it (e.g. a buffer in a linker section)
+};
+
 // Bytes to reserve for `bytes` aligned to `align` inside an arena whose base alignment is unknown.
 constexpr std::size_t arena_round_up(std::size_t bytes, std::size_t align) noexcept {
   return (bytes + align - 1) / align * align;

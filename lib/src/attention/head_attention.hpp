@@ -21,10 +21,13 @@ namespace emha::detail {
 inline namespace EMHA_ISA {
 
 struct HeadInputs {
-  const float* q;
-  const float* k;
-  const float* v;
-  std::size_t ld;       // row stride of q, k, v
+  const float* q;       // [S_q x d_k]
+  std::size_t ld_q;     // row stride of q
+  const float* k;       // [keys x d_k]
+  const float* v;       // [keys x d_k]
+  std::size_t ld_kv;    // row stride of k and v
+  std::size_t keys;     // keys this sequence attends over: S_kv, or with a cache its length + S_q
+  std::size_t q_pos;    // position of query 0 among the keys: 0, or with a cache its length
   float alibi_slope;    // ALiBi: -slope * |i - j| joins the scaled scores; 0: no ALiBi
 };
 
@@ -44,12 +47,14 @@ MaskView<T> mask_view(const MhaDims& d, const AttentionShape& sh, MaskShape m, c
   return {data, sh.seq_kv, 0, 0};
 }
 
-// masks.causal_offset clamped to S_kv. Key j < S_kv is masked for query i when j > i + offset:
-// every offset >= S_kv - 1 masks nothing, so the clamp changes no result, and it keeps the sums
-// below (offset + q0 + rows, the signed diagonal of a tile) far from overflow for any size_t
-// the caller passes (SIZE_MAX included).
-inline std::size_t causal_offset(const AttentionMasks& m, const AttentionShape& sh) noexcept {
-  return m.causal_offset < sh.seq_kv ? m.causal_offset : sh.seq_kv;
+// Query 0's causal diagonal: key j < S_kv is masked for query i when j > i + it. It is the
+// head's q_pos (a cache's length) plus masks.causal_offset clamped to S_kv: every offset >= S_kv
+// - 1 masks nothing, so the clamp changes no result, and it keeps the sums below (diagonal + q0
+// + rows, the signed diagonal of a tile) far from overflow for any size_t the caller passes
+// (SIZE_MAX included).
+inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape& sh,
+                                   const HeadInputs& in) noexcept {
+  return (m.causal_offset < sh.seq_kv ? m.causal_offset : sh.seq_kv) + in.q_pos;
 }
 
 // Every term of (batch b, head h) on the scaled score block of queries [q0, q0 + rows) and keys
@@ -58,12 +63,12 @@ inline std::size_t causal_offset(const AttentionMasks& m, const AttentionShape& 
 // frames of the paths that call it, which hold the GEMMs below them (Cortex-M stack).
 [[gnu::noinline]] inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
                         std::size_t b, std::size_t h, std::size_t q0, std::size_t k0,
-                        std::size_t rows, std::size_t cols, float alibi_slope, float* s,
+                        std::size_t rows, std::size_t cols, const HeadInputs& in, float* s,
                         std::size_t lds) noexcept {
-  if (alibi_slope != 0.0f)
-    mask_alibi_f32(rows, cols, std::ptrdiff_t(q0) - std::ptrdiff_t(k0), alibi_slope, s, lds);
+  if (in.alibi_slope != 0.0f)
+    mask_alibi_f32(rows, cols, std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0), in.alibi_slope, s, lds);
   if (m.causal)
-    mask_causal_f32(rows, cols, std::ptrdiff_t(causal_offset(m, sh) + q0) - std::ptrdiff_t(k0), s, lds);
+    mask_causal_f32(rows, cols, std::ptrdiff_t(causal_diagonal(m, sh, in) + q0) - std::ptrdiff_t(k0), s, lds);
   if (m.key_lengths.data) {
     const std::size_t len = m.key_lengths.data[b];
     mask_key_valid_f32(rows, cols, len > k0 ? len - k0 : 0, s, lds);
@@ -115,13 +120,15 @@ template <class K>
 [[gnu::noinline]] Status attend_unfused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                       std::size_t b, std::size_t h, const HeadInputs& in, float scale,
                       float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
-  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k();
-  EMHA_TRY(K::gemm(sq, skv, dk, in.q, in.ld, in.k, in.ld, Trans::transpose, scores, skv, arena,
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, keys = in.keys, dk = d.d_k();
+  EMHA_TRY(K::gemm(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
                    GemmOptions{scale, 0.0f, nullptr}));
-  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, skv, in.alibi_slope, scores, skv);
-  K::softmax(sq, skv, scores, skv);
+  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, keys, in, scores, skv);
+  K::softmax(sq, keys, scores, skv);
+  for (std::size_t i = 0; i < sq; ++i)  // a cached sequence shorter than S_kv: weight 0 past it
+    for (std::size_t j = keys; j < skv; ++j) scores[i * skv + j] = 0.0f;
   if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
-  return K::gemm(sq, dk, skv, scores, skv, in.v, in.ld, Trans::none, out.ctx, out.ld, arena, {});
+  return K::gemm(sq, dk, keys, scores, skv, in.v, in.ld_kv, Trans::none, out.ctx, out.ld, arena, {});
 }
 
 // Scratch of the fused path: one score tile [bq x bk] (bq = min(S_q, mha_block_q), bk =
@@ -143,7 +150,7 @@ template <class K>
                     std::size_t b, std::size_t h, std::size_t q0, const HeadInputs& in, float scale,
                     const FusedScratch& f, const HeadOutput& out, ArenaRef& arena) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
+  const std::size_t sq = sh.seq_q, skv = in.keys, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
   const std::size_t bq = sq - q0 < mha_block_q ? sq - q0 : mha_block_q;
   float* ctx = out.ctx + q0 * out.ld;  // not cleared: the first key tile stores, later ones add
   for (std::size_t i = 0; i < bq; ++i) {
@@ -151,15 +158,15 @@ template <class K>
     f.row_sum[i] = 0.0f;
   }
   // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
-  const std::size_t causal_end = causal_offset(o.masks, sh) + q0 + bq;
+  const std::size_t causal_end = causal_diagonal(o.masks, sh, in) + q0 + bq;
   const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
   for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
-    EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld, in.ld, in.k + k0 * in.ld, in.ld,
+    EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in.k + k0 * in.ld_kv, in.ld_kv,
                      Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
-    apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in.alibi_slope, f.s, lds);
+    apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);
     K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
-    EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld, in.ld, Trans::none, ctx, out.ld,
+    EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, out.ld,
                      arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
   }
   K::online_finish(bq, dk, f.row_sum, ctx, out.ld);

@@ -3,6 +3,7 @@
 //   norm_input   pre-LN: Norm(x) for the projections                  stage_norm.hpp
 //   project      [Q | K | V] = inputs * W_in^T + b_in                 stage_project.hpp
 //   rope / xpos  positions on Q and K                                 stage_position.hpp
+//   append       with a KvCache: the new K | V rows into the cache     stage_cache.hpp
 //   attend       per head: ctx_h = softmax(scale Q_h K_h^T + ALiBi + masks) V_h
 //                (fused unless the caller wants the attention weights) stage_attend.hpp
 //   norm_heads   sub-LN: ctx = Norm(ctx)                              stage_norm.hpp
@@ -16,6 +17,7 @@
 #include "attention/pass.hpp"
 #include "attention/return_on_error.hpp"
 #include "attention/stage_attend.hpp"
+#include "attention/stage_cache.hpp"
 #include "attention/stage_norm.hpp"
 #include "attention/stage_output.hpp"
 #include "attention/stage_position.hpp"
@@ -26,21 +28,22 @@ inline namespace EMHA_ISA {
 namespace {
 
 enum class Stage : unsigned char {
-  norm_input, project, rope, xpos, attend, norm_heads, output, residual_output, norm_output,
+  norm_input, project, rope, xpos, append, attend, norm_heads, output, residual_output, norm_output,
 };
 
 struct StagePlan {
-  Stage stage[6];
+  Stage stage[7];
   std::size_t count;
 };
 
-constexpr StagePlan plan_of(const MhaDims& d) noexcept {
+constexpr StagePlan plan_of(const MhaDims& d, bool cache) noexcept {
   StagePlan p{};
   const auto add = [&p](Stage s) { p.stage[p.count++] = s; };
   if (d.norm == NormPlacement::pre) add(Stage::norm_input);
   add(Stage::project);
   if (d.position == Position::rope) add(Stage::rope);
   if (d.position == Position::xpos) add(Stage::xpos);
+  if (cache) add(Stage::append);
   add(Stage::attend);
   if (d.norm == NormPlacement::sub) add(Stage::norm_heads);
   const bool residual = d.norm == NormPlacement::pre || d.norm == NormPlacement::post;
@@ -58,6 +61,7 @@ Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
     case Stage::project: return project_stage<K>(s, b);
     case Stage::rope: return rope_stage<K>(s, b);
     case Stage::xpos: return xpos_stage<K>(s, b);
+    case Stage::append: return append_stage<K>(s, b);
     case Stage::attend: return attend_stage<K>(s, b);
     case Stage::norm_heads: return norm_heads_stage<K>(s, b);
     case Stage::output: return output_stage<K>(s, b);
@@ -72,22 +76,23 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     const Span<const float>& query, const Span<const float>& key,
                     const Span<const float>& value, const Span<float>& out,
-                    const ForwardOptions& o) noexcept {
-  EMHA_TRY(mha_check_call(d, w, arena, sh, query, key, value, out, o));
+                    const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  EMHA_TRY(mha_check_call(d, w, arena, sh, query, key, value, out, o, cache));
   ArenaScope scope(arena);
   // Pre-LN: the projections read Norm(query) from out, for each input that is the query.
   const float* normed = d.norm == NormPlacement::pre ? out.data : query.data;
   Pass s{d,         w,           packed,   positions, sh,      o,       query.data,
          normed,    key.data == query.data ? normed : key.data,
          value.data == query.data ? normed : value.data, out.data, nullptr, nullptr,
-         {nullptr, mha_slot_bytes(d), d.threads}};
-  const std::size_t rows = sh.seq_q > sh.seq_kv ? sh.seq_q : sh.seq_kv;
+         {nullptr, mha_slot_bytes(d), d.threads}, cache, cache ? sh.seq_q : sh.seq_kv};
+  const std::size_t rows = sh.seq_q > s.new_kv ? sh.seq_q : s.new_kv;
   EMHA_TRY(arena.allocate(rows * d.qkv_dim(), s.qkv, 64));
   EMHA_TRY(arena.allocate(sh.seq_q * d.d_model, s.ctx, 64));
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
-  const StagePlan plan = plan_of(d);
+  const StagePlan plan = plan_of(d, cache != nullptr);
   for (std::size_t b = 0; b < sh.batch; ++b)
     for (std::size_t i = 0; i < plan.count; ++i) EMHA_TRY(run_stage<K>(plan.stage[i], s, b));
+  for (std::size_t b = 0; cache && b < sh.batch; ++b) cache->lengths[b] += sh.seq_q;
   return Status::ok;
 }
 
@@ -114,15 +119,16 @@ MhaPacked pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noe
 Status forward_pass(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     Span<const float> query, Span<const float> key, Span<const float> value,
-                    Span<float> out, const ForwardOptions& o) noexcept {
-  return forward_with<SimdKernels>(d, w, packed, positions, arena, sh, query, key, value, out, o);
+                    Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return forward_with<SimdKernels>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
 }
 
 Status forward_pass_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                         ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
                         Span<const float> key, Span<const float> value, Span<float> out,
-                        const ForwardOptions& o) noexcept {
-  return forward_with<RefKernels>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out, o);
+                        const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return forward_with<RefKernels>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out, o,
+                                  cache);
 }
 
 }  // namespace EMHA_ISA

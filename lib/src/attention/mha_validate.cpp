@@ -69,11 +69,13 @@ std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape 
                                           : block;
 }
 
-Elements elements(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o) noexcept {
+// new_kv: key and value rows per sequence (S_kv; with a cache, the S_q new tokens).
+Elements elements(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                  std::size_t new_kv) noexcept {
   const AttentionMasks& m = o.masks;
   return {sh.batch * sh.seq_q * d.d_model,
-          sh.batch * sh.seq_kv * d.kdim,
-          sh.batch * sh.seq_kv * d.vdim,
+          sh.batch * new_kv * d.kdim,
+          sh.batch * new_kv * d.vdim,
           sh.batch * sh.seq_q * d.d_model,
           sh.batch * sh.seq_q * sh.seq_kv * (o.average_attn_weights ? 1 : d.heads),
           sh.batch * sh.seq_kv,
@@ -125,9 +127,12 @@ bool overlap(Bytes a, Bytes b) noexcept {
 // An output that shares a byte with anything forward() reads, or with the other output or the
 // arena, would be read after it was written (a later sequence's inputs, masks or weights) or
 // overwrite scratch in use.
+// A cache is written too (its rows past the lengths): it must not share a byte with anything
+// else forward() touches.
 Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const AttentionShape& sh,
                         Span<const float> q, Span<const float> k, Span<const float> v,
-                        Span<float> out, const ForwardOptions& o, const Elements& n) noexcept {
+                        Span<float> out, const ForwardOptions& o, const Elements& n,
+                        const KvCacheView* cache) noexcept {
   const AttentionMasks& m = o.masks;
   const Bytes reads[] = {
       bytes_of(q.data, n.query),
@@ -152,10 +157,30 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
   };
   const Bytes y = bytes_of(out.data, n.out);
   const Bytes p = bytes_of(o.attn_weights.data, n.attn_weights);
-  if (overlap(y, p)) return Status::overlap;
+  const Bytes c = cache ? bytes_of(cache->data, cache->batch * cache->capacity * 2 * cache->kv_dim)
+                        : Bytes{0, 0};
+  if (overlap(y, p) || overlap(y, c) || overlap(p, c)) return Status::overlap;
   for (const Bytes& r : reads)
-    if (overlap(y, r) || overlap(p, r)) return Status::overlap;
+    if (overlap(y, r) || overlap(p, r) || overlap(c, r)) return Status::overlap;
   return Status::ok;
+}
+
+}  // namespace
+
+namespace {
+
+// A call with a cache: its sequences fit, and shape.seq_kv is the keys its masks are laid over.
+Status check_cache(const MhaDims& d, const AttentionShape& sh, const KvCacheView& c) noexcept {
+  if (!c.data || !c.lengths) return Status::null_pointer;
+  if (c.kv_dim != d.kv_dim()) return Status::invalid_argument;
+  if (d.position == Position::xpos) return Status::invalid_argument;
+  if (sh.batch > c.batch) return Status::too_long;
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < sh.batch; ++b) {
+    if (c.lengths[b] > c.capacity || sh.seq_q > c.capacity - c.lengths[b]) return Status::too_long;
+    longest = c.lengths[b] > longest ? c.lengths[b] : longest;
+  }
+  return sh.seq_kv == longest + sh.seq_q ? Status::ok : Status::invalid_argument;
 }
 
 }  // namespace
@@ -163,13 +188,15 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
 Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
                       const AttentionShape& sh, const Span<const float>& q,
                       const Span<const float>& k, const Span<const float>& v,
-                      const Span<float>& out, const ForwardOptions& o) noexcept {
+                      const Span<float>& out, const ForwardOptions& o,
+                      const KvCacheView* cache) noexcept {
   if (sh.seq_q == 0 || sh.seq_kv == 0 || sh.batch == 0) return Status::invalid_argument;
   if (!valid(sh.layout)) return Status::invalid_argument;
+  if (cache) EMHA_TRY(check_cache(d, sh, *cache));
   if (sh.seq_q > d.max_seq_q || sh.seq_kv > d.max_seq_kv || sh.batch > d.max_batch)
     return Status::too_long;
   if (!std::isfinite(o.scale)) return Status::invalid_argument;
-  const Elements n = elements(d, sh, o);
+  const Elements n = elements(d, sh, o, cache ? sh.seq_q : sh.seq_kv);
   EMHA_TRY(check_span(q, n.query));
   EMHA_TRY(check_span(k, n.key));
   EMHA_TRY(check_span(v, n.value));
@@ -177,8 +204,8 @@ Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& are
   EMHA_TRY(check_optional(o.attn_weights, n.attn_weights));
   EMHA_TRY(check_masks(sh, o.masks, n));
   if (o.attn_weights.data && !d.weights) return Status::invalid_argument;
-  EMHA_TRY(check_positions(d, sh, q, k, v));
-  EMHA_TRY(check_no_overlap(w, arena, sh, q, k, v, out, o, n));
+  if (!cache) EMHA_TRY(check_positions(d, sh, q, k, v));
+  EMHA_TRY(check_no_overlap(w, arena, sh, q, k, v, out, o, n, cache));
   if (arena.available() < mha_arena_bytes(d)) return Status::no_space;
   return Status::ok;
 }

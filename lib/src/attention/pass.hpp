@@ -43,7 +43,15 @@ struct Pass {
   float* qkv;  // [max(S_q, S_kv), qkv_dim]: Q | K | V of the current sequence
   float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
   TaskSlots slots;  // each task's scratch (parallel.hpp)
+  const KvCacheView* cache;  // incremental decoding, else null
+  std::size_t new_kv;        // K/V rows projected per sequence: S_kv, or S_q with a cache
 };
+
+// Positions sequence b held in the cache before this call (0 without a cache): its new tokens'
+// first position.
+inline std::size_t cached(const Pass& s, std::size_t b) noexcept {
+  return s.cache ? s.cache->lengths[b] : 0;
+}
 
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

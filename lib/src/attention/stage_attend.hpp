@@ -20,15 +20,22 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
   return arena.allocate(bq, f.row_sum, 64);
 }
 
-// Head h's Q columns of Pass::qkv, the K and V columns of its K/V head h / group (GQA: the
-// group's heads index one shared head, never a repeated copy), its ALiBi slope; its columns of
-// Pass::ctx.
-inline HeadInputs head_inputs(const Pass& s, std::size_t h) noexcept {
+// Head h of sequence b: its Q columns of Pass::qkv; the K and V columns of its K/V head
+// g = h / group (GQA: the group's heads index one shared head, never a repeated copy), from
+// Pass::qkv, or with a cache from sequence b's cache rows (its cached keys and the new ones just
+// appended); its ALiBi slope.
+inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexcept {
   const MhaDims& d = s.d;
   const std::size_t dk = d.d_k(), g = h / d.group(), ld = d.qkv_dim();
   const float* slopes = s.positions.alibi_slopes;
-  return HeadInputs{s.qkv + h * dk, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk, ld,
-                    slopes ? slopes[h] : 0.0f};
+  const float slope = slopes ? slopes[h] : 0.0f;
+  if (!s.cache)
+    return HeadInputs{s.qkv + h * dk, ld, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk,
+                      ld, s.sh.seq_kv, 0, slope};
+  const KvCacheView& c = *s.cache;
+  const std::size_t row = 2 * c.kv_dim, len = c.lengths[b];
+  const float* k = c.data + b * c.capacity * row + g * dk;
+  return HeadInputs{s.qkv + h * dk, ld, k, k + c.kv_dim, row, len + s.new_kv, len, slope};
 }
 inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
   return HeadOutput{s.ctx + h * s.d.d_k(), s.d.d_model};
@@ -51,7 +58,7 @@ template <class K>
       ArenaScope scope(arena);
       FusedScratch f{};
       EMHA_TRY(allocate_fused(s.sh, arena, f));
-      return attend_fused<K>(s.d, s.sh, s.o, b, h, i / s.d.heads * mha_block_q, head_inputs(s, h),
+      return attend_fused<K>(s.d, s.sh, s.o, b, h, i / s.d.heads * mha_block_q, head_inputs(s, b, h),
                              scale, f, head_output(s, h), arena);
     });
   }
@@ -62,7 +69,7 @@ template <class K>
       ArenaScope scope(arena);
       float* scores = nullptr;
       EMHA_TRY(arena.allocate(s.sh.seq_q * s.sh.seq_kv, scores, 64));
-      EMHA_TRY(attend_unfused<K>(s.d, s.sh, s.o, b, h, head_inputs(s, h), scale, scores,
+      EMHA_TRY(attend_unfused<K>(s.d, s.sh, s.o, b, h, head_inputs(s, b, h), scale, scores,
                                  head_output(s, h), arena));
     }
     return Status::ok;

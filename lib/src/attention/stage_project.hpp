@@ -58,7 +58,7 @@ template <class K>
 template <class K>
 [[gnu::noinline]] Status project_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
-  const std::size_t sq = s.sh.seq_q, skv = s.sh.seq_kv;
+  const std::size_t sq = s.sh.seq_q, skv = s.new_kv;
   const InProj p = in_proj(d, s.w);
   const MhaPacked& pk = s.packed;
   const bool one_bias = d.bias[0] == d.bias[1] && d.bias[1] == d.bias[2];

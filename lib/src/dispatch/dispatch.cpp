@@ -94,14 +94,14 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
 Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                    const MhaPositions& positions, ArenaRef& arena, const AttentionShape& shape,
                    Span<const float> query, Span<const float> key, Span<const float> value,
-                   Span<float> out, const ForwardOptions& options) noexcept {
-  return kernels().forward(d, w, packed, positions, arena, shape, query, key, value, out, options);
+                   Span<float> out, const ForwardOptions& options, const KvCacheView* cache) noexcept {
+  return kernels().forward(d, w, packed, positions, arena, shape, query, key, value, out, options, cache);
 }
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                        ArenaRef& arena, const AttentionShape& shape, Span<const float> query,
                        Span<const float> key, Span<const float> value, Span<float> out,
-                       const ForwardOptions& options) noexcept {
-  return kernels().forward_ref(d, w, positions, arena, shape, query, key, value, out, options);
+                       const ForwardOptions& options, const KvCacheView* cache) noexcept {
+  return kernels().forward_ref(d, w, positions, arena, shape, query, key, value, out, options, cache);
 }
 
 }  // namespace emha::detail

@@ -6,16 +6,12 @@
 
 #include "emha/arena.hpp"
 #include "emha/attention/config.hpp"
+#include "emha/attention/kv_cache.hpp"
 #include "emha/attention/mha_plan.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/status.hpp"
 
 namespace emha {
-
-enum class ArenaOwnership : unsigned char {
-  owned,   // the object holds its arena (size arena_bytes) as a member
-  caller,  // the caller passes an ArenaRef (e.g. over a buffer in a linker section)
-};
 
 namespace detail {
 template <ArenaOwnership Own, std::size_t Bytes>
@@ -112,7 +108,30 @@ class MultiHeadAttention {
                  const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, query, key,
-                               value, out, options);
+                               value, out, options, nullptr);
+  }
+
+  // Incremental decoding: self-attention of new tokens over a KvCache of this Config (a cache of
+  // another Config does not compile). x and out: [B, n, d_model] or [n, B, d_model] with
+  // n = shape.seq_q new tokens for each of the B = shape.batch sequences 0 .. B - 1 of the cache.
+  // Sequence b's new tokens sit at positions len_b .. len_b + n - 1 (len_b = cache.length(b)):
+  // their K and V are projected once (RoPE at those positions), appended, and query i attends
+  // to keys 0 .. len_b + i when masks.causal is set (the causal mask aligned bottom-right;
+  // masks.causal_offset adds to len_b). Prefill (many tokens) and decode steps (one or a few)
+  // are the same call. Masks are laid over shape.seq_kv keys, which must be max_b(len_b) + n
+  // (key_ignored [B, seq_kv], an attn_mask [seq_q, seq_kv], attention weights out); a shorter
+  // sequence's keys past its own len_b + n are ignored (weights 0).
+  // Errors, with the cache and the outputs untouched: too_long (len_b + n above the cache's
+  // capacity, B above its batch), invalid_argument (shape.seq_kv not max_b(len_b) + n; xPos,
+  // whose centring rescales every cached key at each step: not supported with a cache yet), and
+  // every error of forward() above; overlap also when out shares a byte with the cache.
+  template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
+  Status forward(const AttentionShape& shape, Span<const float> x, Span<float> out,
+                 KvCache<Config, Cap, Batch, CacheOwn>& cache, const ForwardOptions& options = {}) noexcept {
+    if (!has_weights_) return Status::invalid_argument;
+    const detail::KvCacheView view = cache.view();
+    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, x, x, x, out,
+                               options, &view);
   }
 
   // forward() computed by the scalar reference kernels: the oracle the SIMD path is measured
@@ -122,7 +141,16 @@ class MultiHeadAttention {
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     return detail::mha_forward_ref(dims, weights_, positions_, scratch_.get(), shape, query, key,
-                                   value, out, options);
+                                   value, out, options, nullptr);
+  }
+  template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
+  Status forward_reference(const AttentionShape& shape, Span<const float> x, Span<float> out,
+                           KvCache<Config, Cap, Batch, CacheOwn>& cache,
+                           const ForwardOptions& options = {}) noexcept {
+    if (!has_weights_) return Status::invalid_argument;
+    const detail::KvCacheView view = cache.view();
+    return detail::mha_forward_ref(dims, weights_, positions_, scratch_.get(), shape, x, x, x, out,
+                                   options, &view);
   }
 
   // The scratch arena, e.g. to read high_water() after forward().

@@ -99,6 +99,14 @@ MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept;
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
+// A KvCache (emha/attention/kv_cache.hpp) as forward() sees it: rows of 2 * kv_dim floats, K | V,
+// sequence b's position p at data + (b * capacity + p) * 2 * kv_dim; lengths[batch].
+struct KvCacheView {
+  float* data;
+  std::size_t* lengths;
+  std::size_t capacity, batch, kv_dim;
+};
+
 // Pre-packed projection weights (gemm_f32_pack_b panels of W^T) and their sizes, or all null.
 struct MhaPacked {
   const float* w[4];      // W_q, W_k, W_v, W_out
@@ -155,15 +163,19 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept;
 
 // The whole forward pass; see MultiHeadAttention::forward. `w` has passed mha_check_weights.
+// With a cache (else null): self-attention of the new tokens `query` (key and value are the
+// same span) over the cache's positions and their own, appended to it.
 Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                    const MhaPositions& positions, ArenaRef& arena,
                    const AttentionShape& shape, Span<const float> query, Span<const float> key,
-                   Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
+                   Span<const float> value, Span<float> out, const ForwardOptions& options,
+                   const KvCacheView* cache) noexcept;
 
 // The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref).
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                        ArenaRef& arena,
                        const AttentionShape& shape, Span<const float> query, Span<const float> key,
-                       Span<const float> value, Span<float> out, const ForwardOptions& options) noexcept;
+                       Span<const float> value, Span<float> out, const ForwardOptions& options,
+                       const KvCacheView* cache) noexcept;
 
 }  // namespace emha::detail

@@ -1,0 +1,261 @@
+// Incremental decoding through a KvCache (issue #17) against PyTorch: decoding a fixture's T tokens
+// one at a time, in chunks of 3, or all at once through the cache gives what torch's one causal
+// forward over all T tokens gave (tests/attention/gen_seed_fixtures.py: MHA with RoPE, GQA 8 on 2,
+// MQA with ALiBi, GQA with key padding and pre-LN, sub-LN, post-LN), within the seed suite's
+// float32 budget (seed_tolerance); a batch whose sequences have different lengths; and every
+// bad input of the cache path.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "attention/seed_support.hpp"
+#include "seed_fixtures/all.hpp"
+#include "support/numeric.hpp"
+#include "support/parity_errors.hpp"
+
+namespace {
+
+using emha::AttentionShape;
+using emha::Span;
+using emha::Status;
+
+// Row (b, t) of a fixture tensor [B, T, D] or [T, B, D].
+template <class F>
+std::size_t row_of(std::size_t b, std::size_t t) {
+  return (F::batch_first ? b * F::seq_q + t : t * F::batch + b) * F::d_model;
+}
+
+// One call: tokens [t, t + n) of sequences 0 .. batch - 1 (sequence b starts at starts[b]).
+// x and out are [batch, n, D]; the fixture's key padding mask, cut to the call's keys.
+template <class F, class Mha, class Cache>
+Status step(Mha& mha, Cache& cache, const std::size_t* starts, std::size_t batch, std::size_t n,
+            bool reference, std::vector<float>& got) {
+  constexpr std::size_t D = F::d_model;
+  std::vector<float> x(batch * n * D), y(batch * n * D, -7.0f);
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < batch; ++b) {
+    longest = cache.length(b) > longest ? cache.length(b) : longest;
+    for (std::size_t i = 0; i < n; ++i)
+      std::memcpy(&x[(b * n + i) * D], &F::query[row_of<F>(b, starts[b] + i)], D * sizeof(float));
+  }
+  const AttentionShape shape{n, longest + n, batch, emha::Layout::batch_first};
+  emha::ForwardOptions o;
+  o.masks.causal = true;
+  std::unique_ptr<bool[]> ignored(new bool[batch * shape.seq_kv]);
+  if constexpr (std::is_array_v<std::remove_reference_t<decltype(F::key_padding_mask)>>) {
+    // [B, T]: the first seq_kv keys of each row
+    for (std::size_t b = 0; b < batch; ++b)
+      for (std::size_t j = 0; j < shape.seq_kv; ++j)
+        ignored[b * shape.seq_kv + j] = j < F::seq_kv ? F::key_padding_mask[b * F::seq_kv + j] : true;
+    o.masks.key_ignored = {ignored.get(), batch * shape.seq_kv};
+  }
+  const Span<const float> xs{x.data(), x.size()};
+  const Status s = reference ? mha.forward_reference(shape, xs, {y.data(), y.size()}, cache, o)
+                             : mha.forward(shape, xs, {y.data(), y.size()}, cache, o);
+  if (s == Status::ok)
+    for (std::size_t b = 0; b < batch; ++b)
+      for (std::size_t i = 0; i < n; ++i)
+        std::memcpy(&got[row_of<F>(b, starts[b] + i)], &y[(b * n + i) * D], D * sizeof(float));
+  return s;
+}
+
+template <class F>
+using Layer = emha::MultiHeadAttention<emha::test::SeedConfig<F>>;
+template <class F>
+using Cache = emha::KvCache<emha::test::SeedConfig<F>>;
+
+// Every token of every sequence, in chunks of `chunk` (the last one shorter).
+template <class F>
+void decode_all(std::size_t chunk, bool reference) {
+  auto mha = std::make_unique<Layer<F>>();
+  auto cache = std::make_unique<Cache<F>>();
+  REQUIRE(mha->set_weights(emha::test::seed_weights<F>()) == Status::ok);
+  std::vector<float> got(F::batch * F::seq_q * F::d_model, std::nanf(""));
+  for (std::size_t t = 0; t < F::seq_q; t += chunk) {
+    const std::size_t n = F::seq_q - t < chunk ? F::seq_q - t : chunk;
+    const std::size_t starts[2] = {t, t};
+    REQUIRE(step<F>(*mha, *cache, starts, F::batch, n, reference, got) == Status::ok);
+    for (std::size_t b = 0; b < F::batch; ++b) REQUIRE(cache->length(b) == t + n);
+  }
+  const auto e = emha::test::parity_errors<F>(got.data(), got.size());
+  const double vs_torch = emha::test::max_scaled_error(got.data(), F::out, got.size());
+  INFO(std::string(F::name) << ", chunks of " << chunk << (reference ? ", reference" : "") << ": max |emha - f64| "
+               << e.mine << ", torch f32 " << e.theirs << ", max scaled |emha - torch| " << vs_torch);
+  CHECK(vs_torch <= emha::test::seed_tolerance<F>());
+  if (chunk == 1 && !reference)
+    MESSAGE("decode parity vs float64, " << std::string(F::name) << " one token at a time: emha max " << e.mine
+                                         << ", torch float32 max " << e.theirs << ", ratio " << e.mine / e.theirs);
+  CHECK(mha->arena().high_water() <= Layer<F>::arena_bytes);
+}
+
+// Sequence 1 shorter than sequence 0: a prefill of both padded to T - 2 tokens, sequence 1
+// truncated to T - 4 (its last two rows were padding the causal mask kept out of the others),
+// then decode steps of the batch together, sequence 0 two positions ahead.
+template <class F>
+void decode_ragged() {
+  static_assert(F::batch == 2);
+  auto mha = std::make_unique<Layer<F>>();
+  auto cache = std::make_unique<Cache<F>>();
+  REQUIRE(mha->set_weights(emha::test::seed_weights<F>()) == Status::ok);
+  constexpr std::size_t T = F::seq_q, D = F::d_model;
+  std::vector<float> got(2 * T * D, std::nanf(""));
+  const std::size_t zero[2] = {0, 0};
+  REQUIRE(step<F>(*mha, *cache, zero, 2, T - 2, false, got) == Status::ok);
+  REQUIRE(cache->truncate(1, T - 4) == Status::ok);
+  for (std::size_t j = 0; j < D; ++j) got[row_of<F>(1, T - 4) + j] = got[row_of<F>(1, T - 3) + j] = std::nanf("");
+  for (std::size_t t = 0; t < 2; ++t) {
+    const std::size_t starts[2] = {cache->length(0), cache->length(1)};
+    REQUIRE(step<F>(*mha, *cache, starts, 2, 1, false, got) == Status::ok);
+  }
+  CHECK(cache->length(0) == T);
+  CHECK(cache->length(1) == T - 2);
+  std::size_t bad = 0, checked = 0;
+  const double tol = emha::test::seed_tolerance<F>();
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t t = 0; t < (b == 0 ? T : T - 2); ++t)
+      for (std::size_t j = 0; j < D; ++j, ++checked) {
+        const float want = F::out[row_of<F>(b, t) + j], y = got[row_of<F>(b, t) + j];
+        bad += !(std::fabs(double(y) - want) <= tol * (1 + std::fabs(want)));
+      }
+  INFO(std::string(F::name) << ": " << checked << " outputs checked");
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("decoding through a KvCache equals one causal forward (PyTorch)", F, cache_parity) {
+  for (std::size_t chunk : {std::size_t(1), std::size_t(3), F::seq_q}) decode_all<F>(chunk, false);
+  decode_all<F>(1, true);
+  if constexpr (F::batch == 2) decode_ragged<F>();
+}
+TEST_CASE_TEMPLATE_APPLY(cache_parity,
+                         std::tuple<emha::seed_fixtures::rope_half, emha::seed_fixtures::gqa_rope,
+                                    emha::seed_fixtures::mqa_alibi, emha::seed_fixtures::gqa_padding_pre_ln,
+                                    emha::seed_fixtures::alibi_h6, emha::seed_fixtures::sub_ln_rms_alibi,
+                                    emha::seed_fixtures::rope_interleaved_partial>);
+
+namespace {
+
+struct Gqa : emha::MhaConfig<64, 8, 4, 16> {  // d_k 8, kv_dim 16
+  static constexpr std::size_t kv_heads = 2;
+  static constexpr std::size_t max_batch = 2;
+  static constexpr emha::Position position = emha::Position::rope;
+};
+
+// Random weights of Gqa's sizes (in_proj_weight [64 + 2 * 16, 64]).
+struct GqaWeights {
+  std::vector<float> w = emha::test::uniform(96 * 64, 11, -0.2f, 0.2f), b = emha::test::uniform(96, 12),
+                     wo = emha::test::uniform(64 * 64, 13, -0.2f, 0.2f), bo = emha::test::uniform(64, 14);
+  emha::MhaWeights get() const {
+    emha::MhaWeights m;
+    m.in_proj_weight = {w.data(), w.size()};
+    m.in_proj_bias = {b.data(), b.size()};
+    m.out_proj_weight = {wo.data(), wo.size()};
+    m.out_proj_bias = {bo.data(), bo.size()};
+    return m;
+  }
+};
+
+struct Xpos : emha::MhaConfig<32, 4, 4, 8> {
+  static constexpr emha::Position position = emha::Position::xpos;
+};
+
+}  // namespace
+
+// The cache's bytes are exactly its positions' K | V rows; the arena does not grow with a cache.
+static_assert(emha::KvCache<Gqa>::kv_dim == 16);
+static_assert(emha::KvCache<Gqa>::bytes == 2 * 16 * (2 * 16) * sizeof(float));
+static_assert(emha::KvCache<Gqa, 5, 1>::bytes == 5 * 32 * sizeof(float));
+static_assert(emha::KvCache<Gqa, 5, 1, emha::ArenaOwnership::caller>::floats == 160);
+
+TEST_CASE("KvCache: lengths, truncate, reset and every bad input") {
+  const GqaWeights gw;
+  auto mha = std::make_unique<emha::MultiHeadAttention<Gqa>>();
+  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
+  static float storage[emha::KvCache<Gqa, 8, 1, emha::ArenaOwnership::caller>::floats];
+  emha::KvCache<Gqa, 8, 1, emha::ArenaOwnership::caller> cache(storage);
+  const auto x = emha::test::uniform(2 * 4 * 64, 15);
+  std::vector<float> out(2 * 4 * 64, -7.0f);
+  const Span<const float> xs{x.data(), 4 * 64};
+  const Span<float> ys{out.data(), 4 * 64};
+  emha::ForwardOptions causal;
+  causal.masks.causal = true;
+
+  CHECK(mha->forward({4, 4, 1}, xs, ys, cache, causal) == Status::ok);  // prefill 4
+  CHECK(cache.length(0) == 4);
+  CHECK(mha->forward({1, 5, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::ok);
+  CHECK(cache.length(0) == 5);
+
+  std::vector<float> before_cache(storage, storage + 8 * 32), before_out = out;
+  const auto untouched = [&] {
+    return cache.length(0) == 5 && std::equal(before_out.begin(), before_out.end(), out.begin()) &&
+           std::equal(before_cache.begin(), before_cache.end(), storage);
+  };
+  SUBCASE("appending past the capacity is too_long, cache and out untouched") {
+    CHECK(mha->forward({4, 9, 1}, xs, ys, cache, causal) == Status::too_long);
+    CHECK(untouched());
+  }
+  SUBCASE("seq_kv must be the cached length plus the new tokens") {
+    CHECK(mha->forward({1, 5, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::invalid_argument);
+    CHECK(mha->forward({1, 7, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::invalid_argument);
+    CHECK(untouched());
+  }
+  SUBCASE("a batch beyond the cache's is too_long") {
+    CHECK(mha->forward({1, 6, 2}, {x.data(), 128}, {out.data(), 128}, cache, causal) == Status::too_long);
+    CHECK(untouched());
+  }
+  SUBCASE("out sharing bytes with the cache is overlap") {
+    CHECK(mha->forward({1, 6, 1}, {x.data(), 64}, {storage + 200, 64}, cache, causal) == Status::overlap);
+    CHECK(cache.length(0) == 5);
+  }
+  SUBCASE("truncate beyond the length or the batch is invalid_argument; truncate and reset work") {
+    CHECK(cache.truncate(0, 6) == Status::invalid_argument);
+    CHECK(cache.truncate(1, 0) == Status::invalid_argument);
+    CHECK(cache.length(0) == 5);
+    CHECK(cache.length(1) == 0);
+    CHECK(cache.truncate(0, 2) == Status::ok);
+    CHECK(cache.length(0) == 2);
+    CHECK(mha->forward({1, 3, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::ok);
+    CHECK(cache.length(0) == 3);
+    cache.reset();
+    CHECK(cache.length(0) == 0);
+  }
+}
+
+TEST_CASE("KvCache: a truncated and re-decoded token gives the same bits; xPos is refused") {
+  const GqaWeights gw;
+  auto mha = std::make_unique<emha::MultiHeadAttention<Gqa>>();
+  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
+  auto cache = std::make_unique<emha::KvCache<Gqa>>();
+  const auto x = emha::test::uniform(6 * 64, 16);
+  std::vector<float> a(64), b(64), prefill(4 * 64);
+  emha::ForwardOptions causal;
+  causal.masks.causal = true;
+  REQUIRE(mha->forward({4, 4, 1}, {x.data(), 4 * 64}, {prefill.data(), prefill.size()}, *cache, causal) == Status::ok);
+  REQUIRE(mha->forward({1, 5, 1}, {x.data() + 4 * 64, 64}, {a.data(), 64}, *cache, causal) == Status::ok);
+  REQUIRE(cache->truncate(0, 4) == Status::ok);  // speculative decoding's rejected token
+  REQUIRE(mha->forward({1, 5, 1}, {x.data() + 4 * 64, 64}, {b.data(), 64}, *cache, causal) == Status::ok);
+  CHECK(a == b);
+
+  auto xm = std::make_unique<emha::MultiHeadAttention<Xpos>>();
+  const auto w = emha::test::uniform(3 * 32 * 32, 17), bias = emha::test::uniform(3 * 32, 18);
+  const auto wo = emha::test::uniform(32 * 32, 19), bo = emha::test::uniform(32, 20);
+  emha::MhaWeights m;
+  m.in_proj_weight = {w.data(), w.size()};
+  m.in_proj_bias = {bias.data(), bias.size()};
+  m.out_proj_weight = {wo.data(), wo.size()};
+  m.out_proj_bias = {bo.data(), bo.size()};
+  REQUIRE(xm->set_weights(m) == Status::ok);
+  emha::KvCache<Xpos> xc;
+  std::vector<float> y(32, -7.0f);
+  CHECK(xm->forward({1, 1, 1}, {w.data(), 32}, {y.data(), 32}, xc, causal) == Status::invalid_argument);
+  CHECK(y[0] == -7.0f);
+  CHECK(xc.length(0) == 0);
+}
