@@ -295,6 +295,25 @@ TEST_CASE("gemm_f32: k summed in blocks (GemmOptions::k_blocks), over every tail
   check_gemm({97, 70, gemm_kc + 44, Trans::transpose, 0, blocks, true}, seed++);  // two kc blocks
 }
 
+// One row of A against pre-packed B (a decode step's projection): gemm_f32_prepacked takes the
+// GEMV path (whole groups of gemm_gemv_panels panels, then tiles for the rest), which must give
+// gemm_f32's tile bits (check_gemm compares them) with and without k blocks, bias, alpha, beta,
+// across two kc blocks and widths that leave partial groups and a partial panel.
+TEST_CASE("gemm_f32_prepacked: one row (the GEMV path) equals the tile path bit for bit") {
+  std::uint64_t seed = 1300;
+  GemmOptions blocks{};
+  blocks.k_blocks = true;
+  GemmOptions scaled{0.5f, 1.0f, nullptr};
+  GemmOptions scaled_blocks = scaled;
+  scaled_blocks.k_blocks = true;
+  for (std::size_t n : {std::size_t(64), std::size_t(128), std::size_t(129), std::size_t(200), std::size_t(520)})
+    for (std::size_t k : {std::size_t(1), std::size_t(17), std::size_t(40), gemm_kc + 9})
+      for (const GemmOptions& o : {GemmOptions{}, blocks, scaled, scaled_blocks}) {
+        check_gemm({1, n, k, Trans::transpose, 0, o, true}, seed++);
+        check_gemm({1, n, k, Trans::none, 3, o, false}, seed++);
+      }
+}
+
 // Why k_blocks exists: with positive terms a chain's partial sums grow with k and so does each
 // FMA's rounding; blocks keep them small. Over 64 x 64 outputs of length 512 (uniform [0, 1]
 // inputs), the RMS error against float64 drops ~4x (random-walk estimate); asserted: at least 2x.

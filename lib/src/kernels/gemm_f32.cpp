@@ -9,6 +9,7 @@
 #include "gemm_ukernel.hpp"
 #include "isa_kernels.hpp"
 #include "kernels/gemm_columns.hpp"
+#include "kernels/gemm_gemv.hpp"
 #include "gemm_ukernel_neon64.hpp"
 
 namespace emha::detail {
@@ -130,7 +131,21 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
       const std::size_t mc_step = per_panel ? m : gemm_mc;
       for (std::size_t ic = 0; ic < m; ic += mc_step) {
         const std::size_t mc = gemm_min(mc_step, m - ic);
-        for (std::size_t jr = 0; jr < nc; jr += gemm_nr) {
+        std::size_t jr0 = 0;
+        if (simd::enabled && prepacked && mc == 1) {  // a GEMV: gemm_gemv.hpp, whole panels
+          constexpr std::size_t P = detail::gemm_gemv_panels;
+          for (; jr0 + P * gemm_nr <= nc; jr0 += P * gemm_nr) {
+            const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
+                                         first && o.bias ? o.bias + jc + jr0 : nullptr};
+            const float* ai = a + ic * lda + pc;
+            float* ci = c + ic * ldc + jc + jr0;
+            if (o.k_blocks)
+              detail::gemm_gemv_f32<true>(kc, ai, bp + jr0 * kc, gemm_nr * kc, ci, e);
+            else
+              detail::gemm_gemv_f32<false>(kc, ai, bp + jr0 * kc, gemm_nr * kc, ci, e);
+          }
+        }
+        for (std::size_t jr = jr0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
           const float* panel = per_panel ? bp_scratch : bp + jr * kc;
           // Full MR-row tiles, then the last MR + r rows (0 < r < MR) as two tiles of about

@@ -1,0 +1,198 @@
+// Incremental decoding (issue #17): one decode step of MultiHeadAttention through a KvCache,
+// batch 1, one thread, causal, biases on, fused path, weights pre-packed, against
+//   prefix  emha's own forward over the whole prefix (len + 1 tokens, no cache): what a user
+//           without a cache runs at every step (the speed-up);
+//   read    a read-bandwidth loop over a buffer of the bytes the step must read (the weights:
+//           W_in [(D + 2 kv_dim) x D] and W_out [D x D], and the cache's len + 1 K | V rows),
+//           in this binary: the step's GB/s over it is the fraction of bandwidth it reaches.
+// PyTorch doing the same step the way HF and torchscale do is bench/torch_decode.py (same run).
+//
+// Names: decode/D:<D>/H:<H>/KV:<kv_heads>/len:<cached positions>/<step|prefix|read>. Time unit:
+// microseconds of the thread's CPU time. Counters: GBps (the step's bytes above per CPU second;
+// for `read` the loop's own rate over the same bytes), bytes.
+// At start-up each layer's step is checked against its own full-prefix forward (the last row);
+// a deviation above 1e-3 stops the binary (exit status 1). A summary table of medians follows
+// the benchmarks.
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emha/emha.hpp"
+#include "support/aligned.hpp"
+#include "support/bench_main.hpp"
+#include "support/random.hpp"
+
+namespace {
+
+using emha_bench::Floats;
+
+constexpr std::size_t kMaxLen = 2048;           // the longest cache benchmarked
+constexpr std::size_t kLens[] = {128, 512, 2048};
+
+template <std::size_t D, std::size_t H, std::size_t KV>
+struct DecodeConfig : emha::MhaConfig<D, H, kMaxLen + 1, kMaxLen + 1> {
+  static constexpr std::size_t kv_heads = KV;
+  static constexpr bool attention_weights = false;
+};
+
+// One (D, H, kv_heads) layer with its cache, behind function pointers.
+struct Layer {
+  std::string name;  // "decode/D:512/H:8/KV:2"
+  std::size_t d_model, kv_dim;
+  std::size_t (*weight_bytes)();
+  emha::Status (*prefill)(std::size_t len);              // cache := the first len tokens
+  emha::Status (*step)(std::size_t len, float* y);       // token len through the cache, then truncate
+  emha::Status (*prefix)(std::size_t len, float* y);     // forward over tokens 0 .. len, no cache
+};
+
+template <std::size_t D, std::size_t H, std::size_t KV>
+struct LayerFor {
+  using C = DecodeConfig<D, H, KV>;
+  static constexpr std::size_t kv = KV * (D / H);
+  struct State {
+    Floats in_w = emha_bench::uniform((D + 2 * kv) * D, 41, -0.05f, 0.05f);
+    Floats in_b = emha_bench::uniform(D + 2 * kv, 42, -0.1f, 0.1f);
+    Floats out_w = emha_bench::uniform(D * D, 43, -0.05f, 0.05f);
+    Floats out_b = emha_bench::uniform(D, 44, -0.1f, 0.1f);
+    Floats x = emha_bench::uniform((kMaxLen + 1) * D, 45);
+    Floats y = Floats((kMaxLen + 1) * D);
+    emha::MultiHeadAttention<C> mha;
+    emha::KvCache<C> cache;
+  };
+  static State& state() {
+    static std::unique_ptr<State> s = [] {
+      auto p = std::make_unique<State>();
+      emha::MhaWeights w;
+      w.in_proj_weight = {p->in_w.data(), p->in_w.size()};
+      w.in_proj_bias = {p->in_b.data(), p->in_b.size()};
+      w.out_proj_weight = {p->out_w.data(), p->out_w.size()};
+      w.out_proj_bias = {p->out_b.data(), p->out_b.size()};
+      if (p->mha.set_weights(w) != emha::Status::ok) std::abort();
+      return p;
+    }();
+    return *s;
+  }
+  static emha::ForwardOptions causal() {
+    emha::ForwardOptions o;
+    o.masks.causal = true;
+    return o;
+  }
+  static emha::Status prefill(std::size_t len) {
+    State& s = state();
+    s.cache.reset();
+    return s.mha.forward({len, len, 1}, {s.x.data(), len * D}, {s.y.data(), len * D}, s.cache, causal());
+  }
+  static emha::Status step(std::size_t len, float* y) {
+    State& s = state();
+    const emha::Status st = s.mha.forward({1, len + 1, 1}, {s.x.data() + len * D, D}, {y, D}, s.cache, causal());
+    if (st != emha::Status::ok) return st;
+    return s.cache.truncate(0, len);
+  }
+  static emha::Status prefix(std::size_t len, float* y) {
+    State& s = state();
+    const emha::Span<const float> x{s.x.data(), (len + 1) * D};
+    return s.mha.forward({len + 1, len + 1, 1}, x, x, x, {y, (len + 1) * D}, causal());
+  }
+  static std::size_t weight_bytes() { return ((D + 2 * kv) * D + D * D) * sizeof(float); }
+  static Layer layer() {
+    return {"decode/D:" + std::to_string(D) + "/H:" + std::to_string(H) + "/KV:" + std::to_string(KV),
+            D, kv, weight_bytes, prefill, step, prefix};
+  }
+};
+
+struct Case {
+  const Layer* layer;
+  std::size_t len;
+  std::size_t bytes;  // weights + (len + 1) cache rows
+  std::string name;
+};
+
+void bm_step(benchmark::State& st, const Case* c) {
+  if (c->layer->prefill(c->len) != emha::Status::ok) return st.SkipWithError("prefill failed");
+  Floats y(c->layer->d_model);
+  for (auto _ : st) {
+    if (c->layer->step(c->len, y.data()) != emha::Status::ok) return st.SkipWithError("step failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.counters["GBps"] = benchmark::Counter(double(c->bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["bytes"] = double(c->bytes);
+}
+
+void bm_prefix(benchmark::State& st, const Case* c) {
+  Floats y((c->len + 1) * c->layer->d_model);
+  for (auto _ : st) {
+    if (c->layer->prefix(c->len, y.data()) != emha::Status::ok) return st.SkipWithError("forward failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+// Sums `bytes` of floats with 8 independent accumulators (vectorized by the compiler with the
+// bench's ISA flags): the rate a pass over that many bytes can reach on this machine.
+void bm_read(benchmark::State& st, const Case* c) {
+  const Floats buf = emha_bench::uniform(c->bytes / sizeof(float), 46);
+  const std::size_t n = buf.size() / 64 * 64;
+  for (auto _ : st) {
+    float acc[64] = {};
+    for (std::size_t i = 0; i < n; i += 64)
+      for (std::size_t j = 0; j < 64; ++j) acc[j] += buf[i + j];
+    benchmark::DoNotOptimize(acc);
+  }
+  st.counters["GBps"] = benchmark::Counter(double(n * sizeof(float)) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["bytes"] = double(n * sizeof(float));
+}
+
+// The step's output equals the last row of the full-prefix forward.
+bool check(const Layer& l, std::FILE* text) {
+  const std::size_t len = 128, D = l.d_model;
+  Floats y(D), y_prefix((len + 1) * D);
+  if (l.prefill(len) != emha::Status::ok || l.step(len, y.data()) != emha::Status::ok ||
+      l.prefix(len, y_prefix.data()) != emha::Status::ok) {
+    std::fprintf(text, "%s: a call failed\n", l.name.c_str());
+    return false;
+  }
+  double worst = 0;
+  for (std::size_t j = 0; j < D; ++j) worst = std::fmax(worst, std::fabs(double(y[j]) - y_prefix[len * D + j]));
+  std::fprintf(text, "%s: decode step vs full-prefix forward at len %zu: max |difference| %.2e\n",
+               l.name.c_str(), len, worst);
+  return worst <= 1e-3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  emha_bench::BenchRun run(argc, argv);
+  if (run.status != 0) return run.status;
+  static const Layer layers[] = {LayerFor<512, 8, 8>::layer(), LayerFor<512, 8, 2>::layer(),
+                                 LayerFor<1024, 16, 4>::layer()};
+  static std::vector<Case> cases;
+  for (const Layer& l : layers) {
+    if (!check(l, run.text)) return 1;
+    for (std::size_t len : kLens)
+      cases.push_back({&l, len, l.weight_bytes() + (len + 1) * 2 * l.kv_dim * sizeof(float),
+                       l.name + "/len:" + std::to_string(len)});
+  }
+  for (const Case& c : cases) {
+    benchmark::RegisterBenchmark((c.name + "/step").c_str(), bm_step, &c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((c.name + "/prefix").c_str(), bm_prefix, &c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((c.name + "/read").c_str(), bm_read, &c)->Unit(benchmark::kMicrosecond);
+  }
+  run.run();
+  std::fprintf(run.text, "\n%-32s %10s %12s %9s %8s %8s %6s\n", "decode step (medians)", "step us",
+               "prefix us", "speed-up", "GB/s", "read GB/s", "frac");
+  for (const Case& c : cases) {
+    const auto& s = run.results[c.name + "/step"];
+    const auto& p = run.results[c.name + "/prefix"];
+    const auto& r = run.results[c.name + "/read"];
+    if (s.time_s <= 0 || r.time_s <= 0) continue;
+    const double gbps = double(c.bytes) * 1e-9 / s.time_s, read = r.counters.at("GBps");
+    std::fprintf(run.text, "%-32s %10.1f %12.1f %8.1fx %8.1f %8.1f %5.0f%%\n", c.name.substr(7).c_str(),
+                 s.time_s * 1e6, p.time_s * 1e6, p.time_s > 0 ? p.time_s / s.time_s : 0.0, gbps, read,
+                 100.0 * gbps / read);
+  }
+  return run.status;
+}
