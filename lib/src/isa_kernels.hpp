@@ -17,6 +17,7 @@ inline namespace EMHA_ISA {
 decltype(emha::gemm_f32) gemm_f32;
 decltype(emha::gemm_f32_pack_b) gemm_f32_pack_b;
 decltype(emha::gemm_f32_prepacked) gemm_f32_prepacked;
+decltype(emha::gemm_f32_rows) gemm_f32_rows;
 decltype(emha::softmax_f32) softmax_f32;
 decltype(emha::softmax_online_update_f32) softmax_online_update_f32;
 decltype(emha::softmax_online_finish_f32) softmax_online_finish_f32;
@@ -39,6 +40,7 @@ decltype(emha::detail::mha_forward_ref) forward_pass_ref;
 inline constexpr KernelTable kernel_table{
     simd::isa,          simd::lanes,
     &gemm_f32,          &gemm_f32_pack_b,          &gemm_f32_prepacked,
+    &gemm_f32_rows,
     &softmax_f32,       &softmax_online_update_f32, &softmax_online_finish_f32,
     &mask_causal_f32,   &mask_key_valid_f32,       &mask_key_ignore_f32,
     &mask_bool_f32,     &mask_bool_to_additive_f32, &mask_add_f32,

@@ -21,6 +21,7 @@ struct KernelTable {
   decltype(&emha::gemm_f32) gemm_f32;
   decltype(&emha::gemm_f32_pack_b) gemm_f32_pack_b;
   decltype(&emha::gemm_f32_prepacked) gemm_f32_prepacked;
+  decltype(&emha::gemm_f32_rows) gemm_f32_rows;
   decltype(&emha::softmax_f32) softmax_f32;
   decltype(&emha::softmax_online_update_f32) softmax_online_update_f32;
   decltype(&emha::softmax_online_finish_f32) softmax_online_finish_f32;

@@ -338,3 +338,48 @@ TEST_CASE("gemm_f32: k_blocks cuts the error of long sums") {
   INFO("RMS error vs float64: one chain " << rms[0] << ", blocks of " << emha::gemm_k_block << " " << rms[1]);
   CHECK(rms[1] * 2 < rms[0]);
 }
+
+// gemm_f32_rows (few rows, B read in place) against float64 and the reference: every tail of
+// m (1..5), n and k, both B layouts, a row stride on every operand, alpha, beta and bias. The
+// bound is gemm_f32's: (k + 3) u times sum |a b| (+ |bias| + |beta c|).
+TEST_CASE("gemm_f32_rows: few rows, B in place, over every tail") {
+  std::uint64_t seed = 1400;
+  const GemmOptions plain{}, scaled{0.37f, 1.0f, nullptr};
+  for (std::size_t m : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(5)})
+    for (std::size_t s : emha::test::tail_sizes)
+      for (Trans tr : {Trans::none, Trans::transpose})
+        for (int variant = 0; variant < 3; ++variant) {
+          const std::size_t n = variant == 1 ? 9 : s, k = variant == 2 ? 11 : s, pad = 3;
+          const std::size_t lda = k + pad, ldc = n + pad, ldb = (tr == Trans::none ? n : k) + pad;
+          const auto a = emha::test::uniform(m * lda, seed++);
+          const auto b = emha::test::uniform((tr == Trans::none ? k : n) * ldb, seed++);
+          const auto bias = emha::test::uniform(n, seed++);
+          const auto c0 = emha::test::uniform(m * ldc, seed++);
+          GemmOptions o = variant == 0 ? plain : scaled;
+          if (variant == 2) o.bias = bias.data();
+          std::vector<float> c = c0, c_ref = c0, c64 = c0, mag(m * ldc, 0.0f);
+          emha::gemm_f32_rows(m, n, k, a.data(), lda, b.data(), ldb, tr, c.data(), ldc, o);
+          emha::gemm_f32_ref(m, n, k, a.data(), lda, b.data(), ldb, tr, c_ref.data(), ldc, o);
+          emha::gemm_f32_ref<double>(m, n, k, a.data(), lda, b.data(), ldb, tr, c64.data(), ldc, o);
+          std::vector<float> abs_a(a.size()), abs_b(b.size());
+          for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
+          for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
+          emha::gemm_f32_ref<double>(m, n, k, abs_a.data(), lda, abs_b.data(), ldb, tr, mag.data(), ldc);
+          std::size_t bad = 0;
+          for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < ldc; ++j) {
+              const std::size_t idx = i * ldc + j;
+              if (j >= n) {
+                bad += c[idx] != c0[idx];  // the stride's gap is not written
+                continue;
+              }
+              const double scale = std::fabs(o.alpha) * mag[idx] + (o.bias ? std::fabs(o.bias[j]) : 0.0) +
+                                   std::fabs(o.beta * c0[idx]);
+              const double bound = double(k + 3) * emha::test::u32 * scale;
+              bad += std::fabs(double(c[idx]) - double(c64[idx])) > bound;
+              bad += std::fabs(double(c[idx]) - double(c_ref[idx])) > 2 * bound;
+            }
+          INFO("m=" << m << " n=" << n << " k=" << k << " trans=" << int(tr) << " variant=" << variant);
+          CHECK(bad == 0);
+        }
+}

@@ -16,6 +16,7 @@
 #include "emha/attention/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
 #include "isa_kernels.hpp"
+#include "simd_arch.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -144,6 +145,26 @@ inline std::size_t fused_tiles(const AttentionShape& sh) noexcept {
   return (sh.seq_q + mha_block_q - 1) / mha_block_q;
 }
 
+// Query tiles of at most this many rows (a decode step's new tokens) multiply with gemm_f32_rows,
+// which reads K and V in place: packing a head's keys for a row or two moved every cached byte
+// twice (emha_bench_decode).
+inline constexpr std::size_t mha_rows_in_place = 4;
+
+// A score or context product of the fused path: gemm_rows for a short query tile, else gemm.
+// Direct calls, not a function pointer: a firmware's stack bound follows them. Not on the scalar
+// path (Cortex-M, armv6): there gemm_rows' frame put Cortex-M4 forward at 1064 bytes of stack,
+// over the 1024 budget (tests/firmware/stack_budget.py), and without a data cache the packing it
+// saves costs a copy, not a second trip to memory.
+template <class K>
+Status tile_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                 const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc, ArenaRef& arena,
+                 const GemmOptions& o) noexcept {
+  if constexpr (simd::enabled) {
+    if (m <= mha_rows_in_place) return K::gemm_rows(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+  }
+  return K::gemm(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+}
+
 // The fused path for query rows [q0, q0 + mha_block_q) of head h (one task's item).
 template <class K>
 [[gnu::noinline]] Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
@@ -162,12 +183,12 @@ template <class K>
   const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
   for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
-    EMHA_TRY(K::gemm(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in.k + k0 * in.ld_kv, in.ld_kv,
-                     Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
+    EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in.k + k0 * in.ld_kv, in.ld_kv,
+                          Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
     apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);
     K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
-    EMHA_TRY(K::gemm(bq, dk, bk, f.s, lds, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, out.ld,
-                     arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
+    EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, out.ld,
+                          arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
   }
   K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
   return Status::ok;

@@ -24,6 +24,13 @@ struct SimdKernels {
                      ArenaRef& arena, const GemmOptions& o) noexcept {
     return detail::gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
   }
+  // Few rows of A, B read in place (a decode step's attention).
+  static Status gemm_rows(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                          const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
+                          ArenaRef&, const GemmOptions& o) noexcept {
+    detail::gemm_f32_rows(m, n, k, a, lda, b, ldb, t, c, ldc, o);
+    return Status::ok;
+  }
   // Columns [j0, j1) of C[m x n] (gemm_columns.hpp).
   static Status gemm_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0,
                                        std::size_t j1, std::size_t k, const float* a,
@@ -64,6 +71,11 @@ struct RefKernels {
                      ArenaRef&, const GemmOptions& o) noexcept {
     gemm_f32_ref(m, n, k, a, lda, b, ldb, t, c, ldc, o);
     return Status::ok;
+  }
+  static Status gemm_rows(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                          const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
+                          ArenaRef& arena, const GemmOptions& o) noexcept {
+    return gemm(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
   }
   // The reference path always reads the weights in place (it is given no packed weights).
   static Status gemm_prepacked_columns(std::size_t, std::size_t, std::size_t, std::size_t,

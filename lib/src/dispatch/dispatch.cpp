@@ -18,6 +18,11 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
                 ArenaRef& scratch, const GemmOptions& options) noexcept {
   return detail::kernels().gemm_f32(m, n, k, a, lda, b, ldb, trans_b, c, ldc, scratch, options);
 }
+void gemm_f32_rows(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                   const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
+                   const GemmOptions& options) noexcept {
+  detail::kernels().gemm_f32_rows(m, n, k, a, lda, b, ldb, trans_b, c, ldc, options);
+}
 Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t ldb, Trans trans_b,
                        float* packed, std::size_t packed_floats) noexcept {
   return detail::kernels().gemm_f32_pack_b(n, k, b, ldb, trans_b, packed, packed_floats);

@@ -92,6 +92,15 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k,
                 float* c, std::size_t ldc,
                 ArenaRef& scratch, const GemmOptions& options = {}) noexcept;
 
+// gemm_f32 for few rows of A (a decode step's attention: m = the new tokens), reading B in place:
+// no packing and no scratch, so B is read once however it is strided. With op(B) = B^T each output
+// is a dot product summed in the lanes; with B, one FMA chain over k. Any m is correct; past a
+// few rows gemm_f32's register tiles are faster. options.k_blocks is not applied.
+void gemm_f32_rows(std::size_t m, std::size_t n, std::size_t k,
+                   const float* a, std::size_t lda,
+                   const float* b, std::size_t ldb, Trans trans_b,
+                   float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept;
+
 // Packs op(B) [k x n] once (weights at set-up) into the panels the micro-kernel streams.
 // `packed` holds at least gemm_f32_packed_b_floats(n, k) floats (else size_mismatch).
 Status gemm_f32_pack_b(std::size_t n, std::size_t k, const float* b, std::size_t ldb, Trans trans_b,

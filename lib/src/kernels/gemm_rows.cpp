@@ -1,0 +1,131 @@
+// gemm_f32_rows (emha/kernels/gemm.hpp): a product of few rows of A that reads B in place. A
+// decode step's attention is one (or a few) query rows against a head's cached keys and values,
+// held with a row stride in the cache: gemm_f32 would pack those K x d_k floats for one row of
+// A, moving every byte twice (the packing was ~40% of a step at 2048 cached positions).
+//   transpose (scores = Q K^T): eight rows of B at a time, each a dot product with the row of A
+//     summed in the lanes (eight independent chains), then reduced; those rows of B stay in L1
+//     while every row of A uses them.
+//   none (ctx = P V): blocks of 8 vectors of C per row, each column one FMA chain over k in
+//     order (as gemm_f32's tile sums it), B's rows streamed once per row of A and block.
+
+#include "emha/config.hpp"
+#include "emha/kernels/gemm.hpp"
+#include "isa_kernels.hpp"
+#include "kernels/lane_reduce.hpp"
+#include "simd_arch.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+namespace {
+
+using simd::lanes;
+using simd::vf32;
+
+// c = alpha * x (+ bias) (+ beta * c): the epilogue of one output.
+inline float epilogue(float x, std::size_t j, float c, const GemmOptions& o) noexcept {
+  float y = o.alpha * x;
+  if (o.bias) y += o.bias[j];
+  if (o.beta != 0.0f) y += o.beta * c;
+  return y;
+}
+
+// sum_p a[p] * b[p] over k: the vector part in lanes, the tail added after the reduction.
+template <std::size_t T>
+inline void dots(std::size_t k, const float* a, const float* const (&b)[T], float (&out)[T]) noexcept {
+  static_assert(T <= 8);
+  vf32 acc[T];
+  for (std::size_t t = 0; t < T; ++t) acc[t] = simd::splat(0.0f);
+  std::size_t p = 0;
+  for (; p + lanes <= k; p += lanes) {
+    const vf32 av = simd::load(a + p);
+#pragma GCC unroll 4
+    for (std::size_t t = 0; t < T; ++t) acc[t] = simd::fmadd(av, simd::load(b[t] + p), acc[t]);
+  }
+  for (std::size_t t = 0; t < T; ++t) {
+    out[t] = reduce_sum(acc[t]);
+    for (std::size_t q = p; q < k; ++q) out[t] = simd::fmadd(a[q], b[t][q], out[t]);
+  }
+}
+
+void rows_nt(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+             const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
+  // 8 rows of B: 8 independent chains (4 left the FMA latency exposed: a head's dot is only
+  // d_k / lanes steps long).
+  constexpr std::size_t T = 8;
+  std::size_t j = 0;
+  for (; j + T <= n; j += T) {
+    const float* br[T];
+    for (std::size_t t = 0; t < T; ++t) br[t] = b + (j + t) * ldb;
+    for (std::size_t i = 0; i < m; ++i) {
+      float d[T];
+      dots<T>(k, a + i * lda, br, d);
+      for (std::size_t t = 0; t < T; ++t) c[i * ldc + j + t] = epilogue(d[t], j + t, c[i * ldc + j + t], o);
+    }
+  }
+  for (; j < n; ++j) {
+    const float* const br[1] = {b + j * ldb};
+    for (std::size_t i = 0; i < m; ++i) {
+      float d[1];
+      dots<1>(k, a + i * lda, br, d);
+      c[i * ldc + j] = epilogue(d[0], j, c[i * ldc + j], o);
+    }
+  }
+}
+
+// Columns [j, j + V lanes) of row ai * B into ci: V chains over k, in order.
+template <std::size_t V>
+inline void row_block(std::size_t k, const float* ai, const float* b, std::size_t ldb, std::size_t j,
+                      float* ci, const GemmOptions& o) noexcept {
+  vf32 acc[V];
+  for (std::size_t v = 0; v < V; ++v) acc[v] = simd::splat(0.0f);
+  for (std::size_t p = 0; p < k; ++p) {
+    const vf32 av = simd::splat(ai[p]);
+    const float* bp = b + p * ldb + j;
+#pragma GCC unroll 8
+    for (std::size_t v = 0; v < V; ++v) acc[v] = simd::fmadd(av, simd::load(bp + v * lanes), acc[v]);
+  }
+  for (std::size_t v = 0; v < V; ++v) {
+    float x[lanes];
+    simd::store(x, acc[v]);
+    for (std::size_t l = 0; l < lanes; ++l) {
+      const std::size_t col = j + v * lanes + l;
+      ci[col] = epilogue(x[l], col, ci[col], o);
+    }
+  }
+}
+
+// Per row of A: blocks of 8 vectors (a whole head of d_k = 64 on AVX2 in one pass over B's rows,
+// 8 chains to cover the FMA latency), then single vectors, then single columns.
+void rows_nn(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+             const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
+  constexpr std::size_t V = 8;
+  for (std::size_t i = 0; i < m; ++i) {
+    const float* ai = a + i * lda;
+    float* ci = c + i * ldc;
+    std::size_t j = 0;
+    for (; j + V * lanes <= n; j += V * lanes) row_block<V>(k, ai, b, ldb, j, ci, o);
+    for (; j + lanes <= n; j += lanes) row_block<1>(k, ai, b, ldb, j, ci, o);
+    for (; j < n; ++j) {  // fewer than `lanes` columns left: one chain each
+      float x = 0.0f;
+      for (std::size_t p = 0; p < k; ++p) x = simd::fmadd(ai[p], b[p * ldb + j], x);
+      ci[j] = epilogue(x, j, ci[j], o);
+    }
+  }
+}
+
+}  // namespace
+
+void gemm_f32_rows(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                   const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
+                   const GemmOptions& o) noexcept {
+  if (m == 0 || n == 0) return;
+  EMHA_ASSERT(c && (k == 0 || (a && b)) && lda >= k && ldc >= n &&
+              ldb >= (trans_b == Trans::none ? n : k));
+  if (trans_b == Trans::transpose)
+    rows_nt(m, n, k, a, lda, b, ldb, c, ldc, o);
+  else
+    rows_nn(m, n, k, a, lda, b, ldb, c, ldc, o);
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail
