@@ -148,15 +148,18 @@ void bm_read(benchmark::State& st, const Case* c) {
 
 // The step's output equals the last row of the full-prefix forward.
 bool check(const Layer& l, std::FILE* text) {
-  const std::size_t len = 128, D = l.d_model;
+  const std::size_t len = 8, D = l.d_model;  // short: the cross builds run this under qemu
   Floats y(D), y_prefix((len + 1) * D);
   if (l.prefill(len) != emha::Status::ok || l.step(len, y.data()) != emha::Status::ok ||
       l.prefix(len, y_prefix.data()) != emha::Status::ok) {
     std::fprintf(text, "%s: a call failed\n", l.name.c_str());
     return false;
   }
-  double worst = 0;
-  for (std::size_t j = 0; j < D; ++j) worst = std::fmax(worst, std::fabs(double(y[j]) - y_prefix[len * D + j]));
+  double worst = 0;  // an explicit maximum: aarch64 GCC 12 vectorizes an fmax reduction into an ICE
+  for (std::size_t j = 0; j < D; ++j) {
+    const double d = std::fabs(double(y[j]) - y_prefix[len * D + j]);
+    if (!(d <= worst)) worst = d;  // a NaN becomes the worst
+  }
   std::fprintf(text, "%s: decode step vs full-prefix forward at len %zu: max |difference| %.2e\n",
                l.name.c_str(), len, worst);
   return worst <= 1e-3;
