@@ -102,7 +102,7 @@ def main():
     for d, h, kv in CONFIGS:
         for length in LENGTHS:
             name = f"decode/D:{d}/H:{h}/KV:{kv}/len:{length}"
-            s, pre, rd = medians[name + "/step"], medians[name + "/prefix"], medians[name + "/read"]
+            s, pre, rd = medians[name + "/emha"], medians[name + "/prefix"], medians[name + "/read"]
             t = torch_us[(d, h, kv, length)]
             print(f"| {d}, {h}, {kv} | {length} | {s['cpu_time']:.1f} | {t:.1f} | {t / s['cpu_time']:.2f} "
                   f"| {pre['cpu_time']:.0f} | {pre['cpu_time'] / s['cpu_time']:.0f} | {s['GBps']:.1f} "
