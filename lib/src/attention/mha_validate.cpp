@@ -129,7 +129,7 @@ bool overlap(Bytes a, Bytes b) noexcept {
 // overwrite scratch in use.
 // A cache is written too (its rows past the lengths): it must not share a byte with anything
 // else forward() touches.
-Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const AttentionShape& sh,
+Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena, const AttentionShape& sh,
                         Span<const float> q, Span<const float> k, Span<const float> v,
                         Span<float> out, const ForwardOptions& o, const Elements& n,
                         const KvCacheView* cache) noexcept {
@@ -157,7 +157,7 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
   };
   const Bytes y = bytes_of(out.data, n.out);
   const Bytes p = bytes_of(o.attn_weights.data, n.attn_weights);
-  const Bytes c = cache ? bytes_of(cache->data, cache->batch * cache->capacity * 2 * cache->kv_dim)
+  const Bytes c = cache ? bytes_of(cache->data, cache->batch * cache->capacity * 2 * d.kv_dim())
                         : Bytes{0, 0};
   if (overlap(y, p) || overlap(y, c) || overlap(p, c)) return Status::overlap;
   for (const Bytes& r : reads)
@@ -165,14 +165,8 @@ Status check_no_overlap(const MhaWeights& w, const ArenaRef& arena, const Attent
   return Status::ok;
 }
 
-}  // namespace
-
-namespace {
-
 // A call with a cache: its sequences fit, and shape.seq_kv is the keys its masks are laid over.
 Status check_cache(const MhaDims& d, const AttentionShape& sh, const KvCacheView& c) noexcept {
-  if (!c.data || !c.lengths) return Status::null_pointer;
-  if (c.kv_dim != d.kv_dim()) return Status::invalid_argument;
   if (d.position == Position::xpos) return Status::invalid_argument;
   if (sh.batch > c.batch) return Status::too_long;
   std::size_t longest = 0;
@@ -205,7 +199,7 @@ Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& are
   EMHA_TRY(check_masks(sh, o.masks, n));
   if (o.attn_weights.data && !d.weights) return Status::invalid_argument;
   if (!cache) EMHA_TRY(check_positions(d, sh, q, k, v));
-  EMHA_TRY(check_no_overlap(w, arena, sh, q, k, v, out, o, n, cache));
+  EMHA_TRY(check_no_overlap(d, w, arena, sh, q, k, v, out, o, n, cache));
   if (arena.available() < mha_arena_bytes(d)) return Status::no_space;
   return Status::ok;
 }

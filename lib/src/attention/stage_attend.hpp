@@ -33,9 +33,9 @@ inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexc
     return HeadInputs{s.qkv + h * dk, ld, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk,
                       ld, s.sh.seq_kv, 0, slope};
   const KvCacheView& c = *s.cache;
-  const std::size_t row = 2 * c.kv_dim, len = c.lengths[b];
+  const std::size_t row = 2 * d.kv_dim(), len = c.lengths[b];
   const float* k = c.data + b * c.capacity * row + g * dk;
-  return HeadInputs{s.qkv + h * dk, ld, k, k + c.kv_dim, row, len + s.new_kv, len, slope};
+  return HeadInputs{s.qkv + h * dk, ld, k, k + d.kv_dim(), row, len + s.new_kv, len, slope};
 }
 inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
   return HeadOutput{s.ctx + h * s.d.d_k(), s.d.d_model};

@@ -134,10 +134,10 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
         std::size_t jr0 = 0;
         if (simd::enabled && prepacked && mc == 1) {  // a GEMV: gemm_gemv.hpp, whole panels
           constexpr std::size_t P = detail::gemm_gemv_panels;
+          const float* ai = a + ic * lda + pc;
           for (; jr0 + P * gemm_nr <= nc; jr0 += P * gemm_nr) {
             const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                          first && o.bias ? o.bias + jc + jr0 : nullptr};
-            const float* ai = a + ic * lda + pc;
             float* ci = c + ic * ldc + jc + jr0;
             if (o.k_blocks)
               detail::gemm_gemv_f32<true>(kc, ai, bp + jr0 * kc, gemm_nr * kc, ci, e);

@@ -40,7 +40,7 @@ class KvCache {
   using config = Config;
   static constexpr std::size_t capacity = Capacity;  // positions per sequence
   static constexpr std::size_t max_batch = Batch;    // sequences
-  static constexpr std::size_t kv_dim = Config::kv_heads * (Config::d_model / Config::heads);
+  static constexpr std::size_t kv_dim = detail::mha_dims<Config>().kv_dim();
   static constexpr std::size_t row_floats = 2 * kv_dim;  // one position: K | V
   static constexpr std::size_t floats = Batch * Capacity * row_floats;
   static constexpr std::size_t bytes = floats * sizeof(float);  // the storage, exactly
@@ -75,7 +75,7 @@ class KvCache {
 
   // The size-erased view forward() works on.
   detail::KvCacheView view() noexcept {
-    return {storage_.data, lengths_, Capacity, Batch, kv_dim};
+    return {storage_.data, lengths_, Capacity, Batch};
   }
 
  private:

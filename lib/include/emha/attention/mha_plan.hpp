@@ -99,12 +99,13 @@ MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept;
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
-// A KvCache (emha/attention/kv_cache.hpp) as forward() sees it: rows of 2 * kv_dim floats, K | V,
-// sequence b's position p at data + (b * capacity + p) * 2 * kv_dim; lengths[batch].
+// A KvCache (emha/attention/kv_cache.hpp) as forward() sees it: rows of 2 * kv_dim floats, K | V
+// (kv_dim of the MhaDims it goes with: the cache's type ties it to the Config), sequence b's
+// position p at data + (b * capacity + p) * 2 * kv_dim; lengths[batch].
 struct KvCacheView {
   float* data;
   std::size_t* lengths;
-  std::size_t capacity, batch, kv_dim;
+  std::size_t capacity, batch;
 };
 
 // Pre-packed projection weights (gemm_f32_pack_b panels of W^T) and their sizes, or all null.
