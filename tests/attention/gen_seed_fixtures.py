@@ -72,7 +72,8 @@ DEFAULT_META = dict(batch_first=True, self_attention=True, causal=False, q_bias=
                     v_bias=True, out_bias=True, position="none", rope_pairing="half", rope_dims=0,
                     rope_base=10000.0, norm="none", norm_kind="layer_norm", norm_eps=1e-5,
                     norm_affine=False, scale=0.0, add_sinusoidal=False, need_weights=False,
-                    average_attn_weights=False, attend_rows=0, attend_batch=0, kv_heads=0)
+                    average_attn_weights=False, attend_rows=0, attend_batch=0, kv_heads=0,
+                    sliding_window=0, decode_prefill=0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -132,6 +133,13 @@ def seq_tensor(batch, seq, dim, batch_first):
 def causal_blocked(seq_q, seq_kv):
     """True where key j > query i (what a causal mask hides)."""
     return torch.triu(torch.ones(seq_q, seq_kv, dtype=torch.bool), diagonal=1)
+
+
+def window_blocked(seq, window):
+    """True where key j is `window` or more positions behind query i (a sliding window of W keys,
+    the query's own included: HF eager's band), for window > 0."""
+    pos = torch.arange(seq)
+    return (pos[:, None] - pos[None, :]) >= window
 
 
 def redraw(name, draw, blocked):
@@ -299,6 +307,28 @@ class TorchscaleMHA(nn.Module):
         # torchscale returns attn_weights as [(b h), t, s], b-major: the same memory as [B, H, T, S]
         return attn, attn_weights.view(bsz, self.num_heads, tgt_len, src_len)
 
+    def decode(self, x, state, is_first_step, attn_mask=None):
+        """torchscale's incremental path (incremental_state): x [B, L, D] the new tokens; K and V
+        cached before xPos (prev_key/prev_value), xPos re-applied to all of them at every step
+        (offset 0, downscale), the query's offset src_len - 1 after the first step."""
+        bsz, tgt_len, embed_dim = x.size()
+        split = lambda t: t.view(bsz, tgt_len, self.num_heads, self.head_dim).transpose(1, 2).reshape(
+            bsz * self.num_heads, tgt_len, self.head_dim)  # noqa: E731
+        q, k, v = split(self.q_proj(x)), split(self.k_proj(x)), split(self.v_proj(x))
+        if "prev_key" in state:
+            k = torch.cat([state["prev_key"], k], dim=1)
+            v = torch.cat([state["prev_value"], v], dim=1)
+        state["prev_key"], state["prev_value"] = k, v
+        src_len = k.size(1)
+        if self.xpos is not None:
+            offset = 0 if is_first_step else src_len - 1
+            k = self.xpos(k, offset=0, downscale=True)
+            q = self.xpos(q, offset=offset, downscale=False)
+        attn, _ = self.attention_ops(q, k, v, attn_mask=attn_mask)
+        if self.inner_attn_ln is not None:
+            attn = self.inner_attn_ln(attn)
+        return self.out_proj(attn)
+
 
 def torchscale_to_emha(m):
     # in_proj_weight = cat(q_proj.weight, k_proj.weight, v_proj.weight)
@@ -309,6 +339,36 @@ def torchscale_to_emha(m):
                 in_proj_bias=torch.cat([m.q_proj.bias, m.k_proj.bias, m.v_proj.bias]),
                 out_proj_weight=m.out_proj.weight, out_proj_bias=m.out_proj.bias,
                 norm_weight=nw, norm_bias=nb)
+
+
+def torchscale_decode_case(name, embed_dim, heads, seq, batch, prefill):
+    """torchscale incremental decoding with xPos and sub-LN (decoder.py's is_first_step): the
+    first `prefill` tokens in one step with the causal attn_mask, then one token per step with
+    no mask; out (and the float64 out_f64) are the steps' outputs, concatenated."""
+    torch.manual_seed(zlib.crc32(name.encode()))
+    m = randomize(TorchscaleMHA(embed_dim, heads, xpos=True, subln=True))
+    x = torch.randn(batch, seq, embed_dim)
+
+    def run(module, x):
+        state, outs = {}, []
+        causal = torch.zeros(prefill, prefill, dtype=x.dtype).masked_fill(
+            causal_blocked(prefill, prefill), NEG_INF)
+        outs.append(module.decode(x[:, :prefill], state, True, attn_mask=causal))
+        for t in range(prefill, seq):
+            outs.append(module.decode(x[:, t:t + 1], state, False))
+        return torch.cat(outs, dim=1)
+
+    with torch.no_grad():
+        out = run(m, x)
+        with default_dtype(torch.float64):
+            out64 = run(float64_copy(m), x.double())
+    meta = dict(module=f"torchscale MultiheadAttention (xpos, subln), incremental decoding: a "
+                       f"{prefill}-token first step, then one token per step",
+                d_model=embed_dim, heads=heads, seq_q=seq, seq_kv=seq, batch=batch, causal=True,
+                position="xpos", norm="sub", norm_kind="layer_norm", norm_eps=m.inner_attn_ln.eps,
+                norm_affine=True, decode_prefill=prefill)
+    arrays = dict(torchscale_to_emha(m), query=x, key=x, value=x, out=out, out_f64=out64)
+    return meta, arrays
 
 
 def torchscale_case(name, embed_dim, heads, seq, batch, xpos, subln, masks):
@@ -542,10 +602,12 @@ class FeatureMHA(nn.Module):
     h reads K/V head h // (heads // kv_heads): repeat_interleave, HF's repeat_kv)."""
     def __init__(self, d_model, heads, bias=True, batch_first=True, causal=True, position="none",
                  rope_pairing="half", rope_dims=0, rope_base=10000.0, norm="none",
-                 norm_kind="layer_norm", norm_eps=1e-5, norm_affine=True, kv_heads=0):
+                 norm_kind="layer_norm", norm_eps=1e-5, norm_affine=True, kv_heads=0,
+                 sliding_window=0):
         super().__init__()
         self.d_model, self.heads, self.d_k = d_model, heads, d_model // heads
         self.kv_heads = kv_heads or heads
+        self.window = sliding_window
         self.batch_first, self.causal, self.position = batch_first, causal, position
         self.rope_pairing, self.rope_base = rope_pairing, rope_base
         self.rope_dims = rope_dims or self.d_k
@@ -583,6 +645,8 @@ class FeatureMHA(nn.Module):
             scores = scores - slopes[:, None, None] * distance[None]
         if self.causal:
             scores = scores.masked_fill(causal_blocked(s, s), float("-inf"))
+        if self.window:  # Mistral's band: keys p - W + 1 .. p
+            scores = scores.masked_fill(window_blocked(s, self.window), float("-inf"))
         if key_padding_mask is not None:
             scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
         p = torch.softmax(scores, dim=-1)
@@ -620,6 +684,8 @@ def feature_case(name, description, d_model, heads, seq, batch, padding=False, *
     kpm = None
     if padding:
         blocked = causal_blocked(seq, seq) if m.causal else torch.zeros(seq, seq, dtype=torch.bool)
+        if m.window:
+            blocked = blocked | window_blocked(seq, m.window)
         kpm = redraw(name, lambda: torch.rand(batch, seq) < 0.3, lambda p: p[:, None, :] | blocked)
     with torch.no_grad():
         out = m(x, kpm)
@@ -629,7 +695,8 @@ def feature_case(name, description, d_model, heads, seq, batch, padding=False, *
     meta = dict(module=description, d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq,
                 batch=batch, batch_first=m.batch_first, causal=m.causal, q_bias=bias, k_bias=bias,
                 v_bias=bias, out_bias=bias, position=m.position, norm=norm,
-                norm_kind=options.get("norm_kind", "layer_norm"), kv_heads=m.kv_heads)
+                norm_kind=options.get("norm_kind", "layer_norm"), kv_heads=m.kv_heads,
+                sliding_window=m.window)
     if m.position == "rope":
         meta.update(rope_pairing=m.rope_pairing, rope_dims=m.rope_dims, rope_base=m.rope_base)
     if norm != "none":
@@ -652,6 +719,8 @@ CASES = [
                                                    masks="none")),
     ("torchscale_xpos_causal",
      lambda n: torchscale_case(n, 64, 4, 12, 1, xpos=True, subln=False, masks="causal")),
+    ("torchscale_xpos_decode",
+     lambda n: torchscale_decode_case(n, 32, 4, 10, 2, prefill=4)),
     ("labml_nobias", lambda n: labml_case(n, 32, 4, 8, 8, 2, bias=False, mask_kind="causal")),
     ("labml_bias_cross", lambda n: labml_case(n, 24, 2, 5, 9, 3, bias=True, mask_kind="random")),
     ("per_head_linear", lambda n: per_head_case(n, 32, 4, 6, 2)),
@@ -686,6 +755,13 @@ CASES = [
     ("gqa_padding_pre_ln", lambda n: feature_case(
         n, "reference MHA, GQA 6 on 3, pre-LN nn.LayerNorm, key_padding_mask, causal", 48, 6, 10,
         2, kv_heads=3, padding=True, norm="pre", norm_kind="layer_norm", norm_eps=1e-5)),
+    ("window_gqa_rope", lambda n: feature_case(
+        n, "reference MHA, sliding window of 4 keys (Mistral's band), GQA 4 on 2, HF RoPE "
+           "rotate_half, causal", 32, 4, 14, 2, kv_heads=2, position="rope", sliding_window=4)),
+    ("window_alibi_padding", lambda n: feature_case(
+        n, "reference MHA, sliding window of 5 keys, ALiBi, key_padding_mask, pre-LN RMSNorm, "
+           "causal", 24, 3, 12, 2, padding=True, position="alibi", sliding_window=5, norm="pre",
+        norm_kind="rms_norm", norm_eps=1e-6)),
     ("post_ln_noaffine", lambda n: feature_case(
         n, "reference MHA, post-LN nn.LayerNorm(elementwise_affine=False), causal, seq-first",
         16, 2, 5, 3, batch_first=False, norm="post", norm_kind="layer_norm", norm_eps=1e-5,
@@ -734,6 +810,10 @@ def render_header(name, meta, arrays):
         f"seq_q = {m['seq_q']}, seq_kv = {m['seq_kv']}, batch = {m['batch']};",
         f"  static constexpr std::size_t kv_heads = {m['kv_heads'] or m['heads']};  "
         "// K/V heads (GQA/MQA when < heads)",
+        f"  static constexpr std::size_t sliding_window = {m['sliding_window']};  "
+        "// keys a query keeps, its own included (0: all)",
+        f"  static constexpr std::size_t decode_prefill = {m['decode_prefill']};  "
+        "// > 0: out is incremental decoding's (a first step of this many tokens, then one per step)",
         f"  static constexpr bool batch_first = {b(m['batch_first'])};  "
         "// query/key/value/out: [B,S,D] if true else [S,B,D]",
         f"  static constexpr bool self_attention = {b(m['self_attention'])};  "

@@ -13,6 +13,7 @@ namespace emha::test {
 template <class F, bool Prepack = true>
 struct SeedConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
   static constexpr std::size_t kv_heads = F::kv_heads;
+  static constexpr std::size_t sliding_window = F::sliding_window;
   static constexpr std::size_t max_batch = F::batch;
   static constexpr bool prepack_weights = Prepack;
   static constexpr ProjectionBias projection_bias{F::q_bias, F::k_bias, F::v_bias, F::out_bias};

@@ -1,7 +1,8 @@
 // Incremental decoding through a KvCache (issue #17) against PyTorch: decoding a fixture's T tokens
 // one at a time, in chunks of 3, or all at once through the cache gives what torch's one causal
 // forward over all T tokens gave (tests/attention/gen_seed_fixtures.py: MHA with RoPE, GQA 8 on 2,
-// MQA with ALiBi, GQA with key padding and pre-LN, sub-LN, post-LN), within the seed suite's
+// MQA with ALiBi, GQA with key padding and pre-LN, sub-LN, sliding windows against torch's band
+// mask; torchscale's incremental decoding with xPos and sub-LN, its own steps), within the seed suite's
 // float32 budget (seed_tolerance); a batch whose sequences have different lengths; and every
 // bad input of the cache path.
 
@@ -33,27 +34,27 @@ std::size_t row_of(std::size_t b, std::size_t t) {
 }
 
 // One call: tokens [t, t + n) of sequences 0 .. batch - 1 (sequence b starts at starts[b]).
-// x and out are [batch, n, D]; the fixture's key padding mask, cut to the call's keys.
+// x and out are [batch, n, D]; the fixture's key padding mask, cut to the call's keys (key k of
+// sequence b is position cache.first_key(b, n) + k: 0 + k unless a sliding window rolled it).
 template <class F, class Mha, class Cache>
 Status step(Mha& mha, Cache& cache, const std::size_t* starts, std::size_t batch, std::size_t n,
             bool reference, std::vector<float>& got) {
   constexpr std::size_t D = F::d_model;
   std::vector<float> x(batch * n * D), y(batch * n * D, -7.0f);
-  std::size_t longest = 0;
-  for (std::size_t b = 0; b < batch; ++b) {
-    longest = cache.length(b) > longest ? cache.length(b) : longest;
+  for (std::size_t b = 0; b < batch; ++b)
     for (std::size_t i = 0; i < n; ++i)
       std::memcpy(&x[(b * n + i) * D], &F::query[row_of<F>(b, starts[b] + i)], D * sizeof(float));
-  }
-  const AttentionShape shape{n, longest + n, batch, emha::Layout::batch_first};
+  const AttentionShape shape{n, cache.keys(n, batch), batch, emha::Layout::batch_first};
   emha::ForwardOptions o;
   o.masks.causal = true;
   std::unique_ptr<bool[]> ignored(new bool[batch * shape.seq_kv]);
   if constexpr (std::is_array_v<std::remove_reference_t<decltype(F::key_padding_mask)>>) {
     // [B, T]: the first seq_kv keys of each row
     for (std::size_t b = 0; b < batch; ++b)
-      for (std::size_t j = 0; j < shape.seq_kv; ++j)
-        ignored[b * shape.seq_kv + j] = j < F::seq_kv ? F::key_padding_mask[b * F::seq_kv + j] : true;
+      for (std::size_t k = 0; k < shape.seq_kv; ++k) {
+        const std::size_t j = cache.first_key(b, n) + k;
+        ignored[b * shape.seq_kv + k] = j < F::seq_kv ? F::key_padding_mask[b * F::seq_kv + j] : true;
+      }
     o.masks.key_ignored = {ignored.get(), batch * shape.seq_kv};
   }
   const Span<const float> xs{x.data(), x.size()};
@@ -68,29 +69,37 @@ Status step(Mha& mha, Cache& cache, const std::size_t* starts, std::size_t batch
 
 template <class F>
 using Layer = emha::MultiHeadAttention<emha::test::SeedConfig<F>>;
-template <class F>
-using Cache = emha::KvCache<emha::test::SeedConfig<F>>;
+template <class F, std::size_t Capacity = emha::detail::kv_default_capacity<emha::test::SeedConfig<F>>()>
+using Cache = emha::KvCache<emha::test::SeedConfig<F>, Capacity>;
 
-// Every token of every sequence, in chunks of `chunk` (the last one shorter).
-template <class F>
-void decode_all(std::size_t chunk, bool reference) {
+// The most new tokens one call takes: the capacity, less a rolling cache's window - 1.
+template <class C>
+constexpr std::size_t max_chunk = C::capacity - (C::window ? C::window - 1 : 0);
+
+// Every token of every sequence, in chunks of `chunk` (the last one shorter) after a first chunk
+// of `first` tokens (0: `chunk`).
+template <class F, class C = Cache<F>>
+void decode_all(std::size_t chunk, bool reference, std::size_t first = 0) {
   auto mha = std::make_unique<Layer<F>>();
-  auto cache = std::make_unique<Cache<F>>();
+  auto cache = std::make_unique<C>();
   REQUIRE(mha->set_weights(emha::test::seed_weights<F>()) == Status::ok);
   std::vector<float> got(F::batch * F::seq_q * F::d_model, std::nanf(""));
-  for (std::size_t t = 0; t < F::seq_q; t += chunk) {
-    const std::size_t n = F::seq_q - t < chunk ? F::seq_q - t : chunk;
+  for (std::size_t t = 0; t < F::seq_q;) {
+    const std::size_t want = t == 0 && first ? first : chunk, n = F::seq_q - t < want ? F::seq_q - t : want;
     const std::size_t starts[2] = {t, t};
     REQUIRE(step<F>(*mha, *cache, starts, F::batch, n, reference, got) == Status::ok);
     for (std::size_t b = 0; b < F::batch; ++b) REQUIRE(cache->length(b) == t + n);
+    t += n;
   }
   const auto e = emha::test::parity_errors<F>(got.data(), got.size());
   const double vs_torch = emha::test::max_scaled_error(got.data(), F::out, got.size());
-  INFO(std::string(F::name) << ", chunks of " << chunk << (reference ? ", reference" : "") << ": max |emha - f64| "
+  INFO(std::string(F::name) << ", capacity " << C::capacity << ", first " << first << ", chunks of " << chunk << (reference ? ", reference" : "") << ": max |emha - f64| "
                << e.mine << ", torch f32 " << e.theirs << ", max scaled |emha - torch| " << vs_torch);
   CHECK(vs_torch <= emha::test::seed_tolerance<F>());
   if (chunk == 1 && !reference)
-    MESSAGE("decode parity vs float64, " << std::string(F::name) << " one token at a time: emha max " << e.mine
+    MESSAGE("decode parity vs float64, " << std::string(F::name) << " one token at a time"
+                                         << (first ? " after a first step" : "") << ", capacity " << C::capacity
+                                         << ": emha max " << e.mine
                                          << ", torch float32 max " << e.theirs << ", ratio " << e.mine / e.theirs);
   CHECK(mha->arena().high_water() <= Layer<F>::arena_bytes);
 }
@@ -131,15 +140,30 @@ void decode_ragged() {
 }  // namespace
 
 TEST_CASE_TEMPLATE_DEFINE("decoding through a KvCache equals one causal forward (PyTorch)", F, cache_parity) {
-  for (std::size_t chunk : {std::size_t(1), std::size_t(3), F::seq_q}) decode_all<F>(chunk, false);
+  for (std::size_t chunk : {std::size_t(1), std::size_t(3), max_chunk<Cache<F>>}) decode_all<F>(chunk, false);
   decode_all<F>(1, true);
-  if constexpr (F::batch == 2) decode_ragged<F>();
+  // torchscale's incremental decoding (the fixture's own steps): a first step, then one at a time.
+  if constexpr (F::decode_prefill > 0) {
+    decode_all<F>(1, false, F::decode_prefill);
+    decode_all<F>(1, true, F::decode_prefill);
+  }
+  if constexpr (F::batch == 2 && F::sliding_window == 0) decode_ragged<F>();
+  if constexpr (F::sliding_window > 0) {
+    // The tightest rolling cache, W positions: it rolls at every step once full.
+    decode_all<F, Cache<F, F::sliding_window>>(1, false);
+    decode_all<F, Cache<F, F::sliding_window>>(1, true);
+    // W + 2: rolls every third step, and takes chunks of 3.
+    decode_all<F, Cache<F, F::sliding_window + 2>>(3, false);
+  }
 }
 TEST_CASE_TEMPLATE_APPLY(cache_parity,
                          std::tuple<emha::seed_fixtures::rope_half, emha::seed_fixtures::gqa_rope,
                                     emha::seed_fixtures::mqa_alibi, emha::seed_fixtures::gqa_padding_pre_ln,
                                     emha::seed_fixtures::alibi_h6, emha::seed_fixtures::sub_ln_rms_alibi,
-                                    emha::seed_fixtures::rope_interleaved_partial>);
+                                    emha::seed_fixtures::rope_interleaved_partial,
+                                    emha::seed_fixtures::window_gqa_rope,
+                                    emha::seed_fixtures::window_alibi_padding,
+                                    emha::seed_fixtures::torchscale_xpos_decode>);
 
 namespace {
 
@@ -161,10 +185,6 @@ struct GqaWeights {
     m.out_proj_bias = {bo.data(), bo.size()};
     return m;
   }
-};
-
-struct Xpos : emha::MhaConfig<32, 4, 4, 8> {
-  static constexpr emha::Position position = emha::Position::xpos;
 };
 
 }  // namespace
@@ -229,7 +249,7 @@ TEST_CASE("KvCache: lengths, truncate, reset and every bad input") {
   }
 }
 
-TEST_CASE("KvCache: a truncated and re-decoded token gives the same bits; xPos is refused") {
+TEST_CASE("KvCache: a truncated and re-decoded token gives the same bits") {
   const GqaWeights gw;
   auto mha = std::make_unique<emha::MultiHeadAttention<Gqa>>();
   REQUIRE(mha->set_weights(gw.get()) == Status::ok);
@@ -243,19 +263,63 @@ TEST_CASE("KvCache: a truncated and re-decoded token gives the same bits; xPos i
   REQUIRE(cache->truncate(0, 4) == Status::ok);  // speculative decoding's rejected token
   REQUIRE(mha->forward({1, 5, 1}, {x.data() + 4 * 64, 64}, {b.data(), 64}, *cache, causal) == Status::ok);
   CHECK(a == b);
+}
 
-  auto xm = std::make_unique<emha::MultiHeadAttention<Xpos>>();
-  const auto w = emha::test::uniform(3 * 32 * 32, 17), bias = emha::test::uniform(3 * 32, 18);
-  const auto wo = emha::test::uniform(32 * 32, 19), bo = emha::test::uniform(32, 20);
-  emha::MhaWeights m;
-  m.in_proj_weight = {w.data(), w.size()};
-  m.in_proj_bias = {bias.data(), bias.size()};
-  m.out_proj_weight = {wo.data(), wo.size()};
-  m.out_proj_bias = {bo.data(), bo.size()};
-  REQUIRE(xm->set_weights(m) == Status::ok);
-  emha::KvCache<Xpos> xc;
-  std::vector<float> y(32, -7.0f);
-  CHECK(xm->forward({1, 1, 1}, {w.data(), 32}, {y.data(), 32}, xc, causal) == Status::invalid_argument);
-  CHECK(y[0] == -7.0f);
-  CHECK(xc.length(0) == 0);
+namespace {
+struct Window : Gqa {  // W = 3 keys; positions (RoPE's table) up to max_seq_kv = 16
+  static constexpr std::size_t sliding_window = 3;
+};
+}  // namespace
+
+// A rolling cache's bytes depend on the window, not on the sequence: twice W positions by default.
+static_assert(emha::KvCache<Window>::capacity == 6 && emha::KvCache<Window>::window == 3);
+static_assert(emha::KvCache<Window>::bytes == 2 * 6 * (2 * 16) * sizeof(float));
+static_assert(emha::KvCache<Window, 2>::window == 0);  // a window wider than the cache: no roll
+
+TEST_CASE("KvCache with a sliding window: rolls, keys, first_key, truncate and every bad input") {
+  const GqaWeights gw;
+  auto mha = std::make_unique<emha::MultiHeadAttention<Window>>();
+  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
+  emha::KvCache<Window, 6, 1> cache;  // takes at most 6 - (3 - 1) = 4 new positions per call
+  const auto x = emha::test::uniform(16 * 64, 21);
+  std::vector<float> out(16 * 64, -7.0f);
+  emha::ForwardOptions causal;
+  causal.masks.causal = true;
+  const auto call = [&](std::size_t n, std::size_t keys) {
+    return mha->forward({n, keys, 1}, {x.data(), n * 64}, {out.data(), n * 64}, cache, causal);
+  };
+
+  CHECK(call(5, 5) == Status::too_long);  // more than capacity - W + 1 at once
+  CHECK(cache.length(0) == 0);
+  CHECK(cache.keys(4) == 4);
+  REQUIRE(call(4, 4) == Status::ok);  // holds positions 0..3
+  CHECK(cache.keys(2) == 6);          // fits: no roll
+  CHECK(cache.first_key(0, 2) == 0);
+  CHECK(cache.keys(3) == 5);          // rolls first: keeps 2, 3 and appends 4..6
+  CHECK(cache.first_key(0, 3) == 2);
+  CHECK(call(3, 7) == Status::invalid_argument);  // seq_kv must be keys(3)
+  REQUIRE(call(3, 5) == Status::ok);
+  CHECK(cache.length(0) == 7);
+  CHECK(cache.first_key(0) == 2);
+  CHECK(cache.truncate(0, 3) == Status::invalid_argument);  // position 3's window needs key 1
+  CHECK(cache.truncate(0, 4) == Status::ok);                // needs keys 2, 3: held
+  CHECK(cache.length(0) == 4);
+
+  SUBCASE("positions stay absolute, up to RoPE's table") {
+    while (cache.length(0) < 16) REQUIRE(call(1, cache.keys(1)) == Status::ok);
+    CHECK(cache.first_key(0) == 10);
+    CHECK(call(1, cache.keys(1)) == Status::too_long);
+    CHECK(cache.length(0) == 16);
+  }
+  SUBCASE("a window is self-attention's: a forward with other keys is invalid_argument") {
+    const auto kv = emha::test::uniform(4 * 64, 22);
+    CHECK(mha->forward({4, 4, 1}, {x.data(), 4 * 64}, {kv.data(), kv.size()}, {kv.data(), kv.size()},
+                       {out.data(), 4 * 64}, causal) == Status::invalid_argument);
+  }
+  SUBCASE("reset empties the rolled cache") {
+    cache.reset();
+    CHECK(cache.length(0) == 0);
+    CHECK(cache.first_key(0) == 0);
+    CHECK(cache.keys(4) == 4);
+  }
 }

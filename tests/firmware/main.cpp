@@ -1,8 +1,9 @@
 // emha's bare-metal test firmware: kernels against their scalar references over tail sizes,
 // MultiHeadAttention against PyTorch's outputs (tests/attention/fixtures, the `small` list) and
 // the seed modules' re-implementations (tests/attention/seed_fixtures, its `small` list),
-// the port's hooks. Every buffer is static; the link has the heap gate. The exit status is the
-// number of failed checks (capped at 255).
+// incremental decoding through a KvCache against the same seed modules, the port's hooks. Every
+// buffer is static; the link has the heap gate. The exit status is the number of failed checks
+// (capped at 255).
 
 #include <cstring>
 
@@ -25,6 +26,7 @@ int main() {
   fw::test_norm_rope();
   fw::test_parity();
   fw::test_seed_parity();
+  fw::test_kv_cache();
   const unsigned failed = fw::failures();
   fw::Line() << "emha firmware: " << fw::checks() << " checks, " << failed << " failed";
   return failed > 255 ? 255 : static_cast<int>(failed);

@@ -38,5 +38,6 @@ void test_mask();
 void test_norm_rope();
 void test_parity();
 void test_seed_parity();
+void test_kv_cache();
 
 }  // namespace fw

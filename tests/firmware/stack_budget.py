@@ -25,6 +25,9 @@ Prints each public entry point's bound and its deepest chain; exits 1 when one i
 The public entry points are emha's functions with external linkage; MultiHeadAttention's
 forward(), forward_reference() and set_weights() are inline wrappers over detail::mha_forward,
 mha_forward_ref and (mha_check_weights, then mha_pack_weights), reported under those names.
+forward() with a KvCache wraps the same detail::mha_forward (a non-null cache view adds the
+append stage to its plan), so that bound covers it; the script checks that append_stage is on
+mha_forward's call graph and prints the deepest chain through it.
 """
 
 import argparse
@@ -151,7 +154,7 @@ def main():
     ap.add_argument("--objdump", default="arm-none-eabi-objdump")
     ap.add_argument("--limit", type=int, default=1024)
     ap.add_argument("--measured-log", help="output of the test firmware (its 'stack:' line)")
-    ap.add_argument("--probe", default=r"run_parity<.*_FUN", help="trampolines the firmware measured")
+    ap.add_argument("--probe", default=r"run_(parity|decode)<.*_FUN", help="trampolines the firmware measured")
     args = ap.parse_args()
 
     frames, names, calls = read_callgraphs(args.ci_dir)
@@ -209,6 +212,14 @@ def main():
     print(f"MultiHeadAttention::forward: {fwd[1]} bytes; set_weights: {set_weights[1]} bytes; deepest chain of forward:")
     for step in fwd[2]:
         print("    " + step.split("(")[0] + ":" + step.rsplit(":", 1)[1])
+    root = next(t for t in public if "detail::mha_forward(" in names[t])
+    append = deepest_through(root, lambda t: "::append_stage(" in names.get(t, ""), frames, names, calls, worst)
+    if append is None:
+        sys.exit("stack_budget: append_stage (forward with a KvCache) is not under detail::mha_forward: no bound")
+    print(f"MultiHeadAttention::forward with a KvCache: within mha_forward's {fwd[1]} bytes; "
+          f"its append stage at most {append[0]} bytes deep:")
+    for step in append[1]:
+        print("    " + step.split("(")[0] + ":" + step.rsplit(":", 1)[1])
     status = 0
     if args.measured_log:
         status = check_measurement(args, library)
@@ -219,6 +230,27 @@ def main():
                 print("    " + step, file=sys.stderr)
         return 1
     return status
+
+
+def deepest_through(root, is_target, frames, names, calls, worst):
+    """(bytes, chain) of the deepest path from `root` down that passes through a function for
+    which is_target(title) holds (its worst path below it counted), or None when none is reached.
+    emha's own functions only: a library function calls none of emha's."""
+    memo = {}
+
+    def go(t):
+        if t not in memo:
+            if is_target(t):
+                memo[t] = worst(t)
+            elif frames.get(t) is None:
+                memo[t] = None
+            else:
+                below = [b for b in (go(c) for c in sorted(calls.get(t, ()))) if b is not None]
+                best = max(below, key=lambda b: b[0], default=None)
+                memo[t] = None if best is None else (frames[t] + best[0], [f"{names[t]}: {frames[t]}"] + best[1])
+        return memo[t]
+
+    return go(root)
 
 
 def check_measurement(args, library):

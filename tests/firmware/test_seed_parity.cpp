@@ -6,7 +6,8 @@
 // the weights pre-packed into the object and read in place from flash. The blog encoder's
 // fixtures get emha's sinusoidal table added to the query first (F::add_sinusoidal);
 // self-attention passes the query span three times. Buffers as test_parity.cpp: all static, one
-// arena, one object slot and the guarded outputs, sized at compile time for the largest fixture.
+// arena, one object slot (both shared with test_kv_cache.cpp: seed_buffers.hpp) and the guarded
+// outputs, sized at compile time for the largest fixture.
 
 #include <cstddef>
 #include <new>
@@ -17,6 +18,7 @@
 #include "emha/kernels/sinusoidal.hpp"
 #include "parity_buffers.hpp"
 #include "runner.hpp"
+#include "seed_buffers.hpp"
 #include "seed_fixtures/all.hpp"
 #include "stack_probe.hpp"
 #include "support/parity_errors.hpp"
@@ -27,7 +29,7 @@ namespace {
 using Fixtures = emha::seed_fixtures::small;
 
 template <class F, bool Prepack>
-using Mha = emha::MultiHeadAttention<emha::test::SeedConfig<F, Prepack>, emha::ArenaOwnership::caller>;
+using Mha = SeedMha<F, Prepack>;
 
 template <class F>
 constexpr std::size_t in_floats = F::batch * F::seq_q * F::d_model;
@@ -40,10 +42,6 @@ template <template <class> class Size>
 constexpr std::size_t largest = largest_of<Size, Fixtures>;
 
 template <class F>
-using ArenaBytes = ArenaBytesOf<Mha, F>;
-template <class F>
-using ObjectBytes = ObjectBytesOf<Mha, F>;
-template <class F>
 struct OutFloats : std::integral_constant<std::size_t, out_floats<F>> {};
 template <class F>
 struct WeightFloats : std::integral_constant<std::size_t, weight_floats<F>> {};
@@ -53,8 +51,6 @@ struct QueryFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? in_
 template <class F>
 struct TableFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? F::seq_q * F::d_model : 0> {};
 
-emha::StaticArena<largest<ArenaBytes>> g_arena;
-alignas(64) unsigned char g_object[largest<ObjectBytes>];
 float g_out[largest<OutFloats> + 2 * guard];
 float g_weights[largest<WeightFloats> + 2 * guard];
 float g_query[largest<QueryFloats>];  // emb + pe (the blog encoder block's input)
@@ -78,14 +74,15 @@ emha::Span<const float> seed_query() {
   }
 }
 
-// (Named as test_parity.cpp's: stack_budget.py's --probe, run_parity<.*_FUN, finds the
-// trampolines of both files, so that the measurement printed below is checked against them.)
+// (Named as test_parity.cpp's: stack_budget.py's --probe, run_(parity|decode)<.*_FUN, finds the
+// trampolines of both files and test_kv_cache.cpp's, so that the measurement printed below is
+// checked against them.)
 template <class F, bool Prepack>
 void run_parity(bool unfused) {
   using M = Mha<F, Prepack>;
-  static_assert(sizeof(M) <= sizeof(g_object) && alignof(M) <= 64, "object slot too small");
-  static_assert(M::arena_bytes <= sizeof(g_arena), "arena too small");
-  M& mha = *new (g_object) M(g_arena);  // placement: no heap
+  static_assert(sizeof(M) <= sizeof(g_seed_object) && alignof(M) <= 64, "object slot too small");
+  static_assert(M::arena_bytes <= sizeof(g_seed_arena), "arena too small");
+  M& mha = *new (g_seed_object) M(g_seed_arena);  // placement: no heap
   const char* variant = unfused ? (Prepack ? "unfused, pre-packed" : "unfused, weights in place")
                                 : (Prepack ? "fused, pre-packed" : "fused, weights in place");
 
@@ -174,8 +171,9 @@ void run_all(std::tuple<F...>*) {
 void test_seed_parity() {
   Suite suite("seed parity");
   run_all(static_cast<Fixtures*>(nullptr));
-  Line() << "  " << std::tuple_size_v<Fixtures> << " seed fixtures; arena " << static_cast<unsigned>(sizeof(g_arena))
-         << " bytes, object slot " << static_cast<unsigned>(sizeof(g_object)) << " bytes";
+  Line() << "  " << std::tuple_size_v<Fixtures> << " seed fixtures; arena "
+         << static_cast<unsigned>(sizeof(g_seed_arena)) << " bytes, object slot "
+         << static_cast<unsigned>(sizeof(g_seed_object)) << " bytes";
   // In the words of test_parity.cpp's line: stack_budget.py takes the largest of these lines
   // and checks it against its bound for the probe trampolines.
   Line() << "  stack: forward used at most " << static_cast<unsigned>(g_forward_stack)

@@ -58,6 +58,14 @@ TEST_CASE("mask kernels match their references on every tail") {
       emha::mask_causal_f32_ref(rows, cols, off, r.data(), lds);
       CHECK(same_bits(s, r));
     }
+    for (std::ptrdiff_t off : {std::ptrdiff_t(0), std::ptrdiff_t(3), std::ptrdiff_t(cols + 3), std::ptrdiff_t(-2),
+                               -std::ptrdiff_t(cols + rows)})
+      for (std::size_t window : {std::size_t(1), std::size_t(2), cols / 3 + 1, cols + 5}) {
+        auto s = s0, r = s0;
+        emha::mask_window_f32(rows, cols, off, window, s.data(), lds);
+        emha::mask_window_f32_ref(rows, cols, off, window, r.data(), lds);
+        CHECK(same_bits(s, r));
+      }
     for (std::size_t valid : {std::size_t(0), std::size_t(1), cols / 2, cols, cols + 1}) {
       auto s = s0, r = s0;
       emha::mask_key_valid_f32(rows, cols, valid, s.data(), lds);
@@ -101,6 +109,24 @@ TEST_CASE("mask definitions") {
     emha::mask_causal_f32(3, 5, 2, s.data(), 5);
     const float want[15] = {1, 1, 1, ninf, ninf, 1, 1, 1, 1, ninf, 1, 1, 1, 1, 1};
     for (int i = 0; i < 15; ++i) CHECK(s[i] == want[i]);
+  }
+  SUBCASE("a window of 3 with the causal mask: each query keeps itself and the 2 keys before it") {
+    std::vector<float> s(3 * 6, 1.0f);
+    emha::mask_causal_f32(3, 6, 2, s.data(), 6);  // queries at positions 2, 3, 4 of keys 0..5
+    emha::mask_window_f32(3, 6, 2, 3, s.data(), 6);
+    const float want[18] = {1,    1,    1, ninf, ninf, ninf,  //
+                            ninf, 1,    1, 1,    ninf, ninf,  //
+                            ninf, ninf, 1, 1,    1,    ninf};
+    for (int i = 0; i < 18; ++i) CHECK(s[i] == want[i]);
+  }
+  SUBCASE("window at the ends of ptrdiff_t's range: every key masked, or none (no overflow)") {
+    constexpr std::ptrdiff_t big = PTRDIFF_MAX, small = PTRDIFF_MIN;
+    for (std::ptrdiff_t diagonal : {big, big - 1, small, small + 1}) {
+      const float want = diagonal > 0 ? ninf : 1.0f;
+      std::vector<float> s(3 * 4, 1.0f);
+      emha::mask_window_f32(3, 4, diagonal, 5, s.data(), 4);
+      for (int i = 0; i < 12; ++i) CHECK(s[i] == want);
+    }
   }
   SUBCASE("causal at the ends of ptrdiff_t's range: all keys visible, or none (no overflow)") {
     constexpr std::ptrdiff_t big = PTRDIFF_MAX, small = PTRDIFF_MIN;

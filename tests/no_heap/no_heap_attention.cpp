@@ -108,8 +108,35 @@ bool run_cache_layer() noexcept {
   cache.reset();
   return ok && cache.length(0) == 0;
 }
+
+// A sliding window's rolling cache of W positions, which rolls at every step once full: every
+// token decoded one at a time, a rejected token truncated and decoded again.
+template <class F>
+bool run_rolling_cache_layer() noexcept {
+  using C = emha::test::SeedConfig<F>;
+  static float out[F::batch * F::d_model];
+  emha::MultiHeadAttention<C> mha;
+  emha::KvCache<C, F::sliding_window> cache;
+  bool ok = mha.set_weights(emha::test::seed_weights<F>()) == emha::Status::ok;
+  emha::ForwardOptions opt;
+  opt.masks.causal = true;
+  const auto x = emha::test::span_of(F::query);  // only the first rows are read
+  for (std::size_t t = 0; t < F::seq_q; ++t) {
+    const emha::AttentionShape shape{1, cache.keys(1, F::batch), F::batch, emha::Layout::batch_first};
+    ok = ok && mha.forward(shape, x, out, cache, opt) == emha::Status::ok;
+    if (t == F::seq_q / 2) {
+      ok = ok && cache.truncate(0, cache.length(0) - 1) == emha::Status::ok;
+      ok = ok && cache.truncate(1, cache.length(1) - 1) == emha::Status::ok;
+      --t;
+    }
+  }
+  ok = ok && cache.first_key(0) > 0 && cache.length(0) == F::seq_q;
+  cache.reset();
+  return ok && cache.length(0) == 0;
+}
 }  // namespace
 
 NoHeapAttentionResult run_cache_without_heap() noexcept {
-  return {run_cache_layer<emha::seed_fixtures::gqa_rope>() && run_cache_layer<emha::seed_fixtures::mqa_alibi>()};
+  return {run_cache_layer<emha::seed_fixtures::gqa_rope>() && run_cache_layer<emha::seed_fixtures::mqa_alibi>() &&
+          run_rolling_cache_layer<emha::seed_fixtures::window_gqa_rope>()};
 }

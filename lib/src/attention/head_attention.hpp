@@ -59,7 +59,8 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
 }
 
 // Every term of (batch b, head h) on the scaled score block of queries [q0, q0 + rows) and keys
-// [k0, k0 + cols), stored s[rows x cols] with row stride lds: ALiBi's bias, the masks, then the
+// [k0, k0 + cols), stored s[rows x cols] with row stride lds: ALiBi's bias, the masks (the
+// sliding window's lower edge among them, at the queries' positions), then the
 // score bias (torchscale adds rel_pos after its masks). Out of line: its locals stay off the
 // frames of the paths that call it, which hold the GEMMs below them (Cortex-M stack).
 [[gnu::noinline]] inline void apply_masks(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
@@ -70,6 +71,8 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
     mask_alibi_f32(rows, cols, std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0), in.alibi_slope, s, lds);
   if (m.causal)
     mask_causal_f32(rows, cols, std::ptrdiff_t(causal_diagonal(m, sh, in) + q0) - std::ptrdiff_t(k0), s, lds);
+  if (d.window)
+    mask_window_f32(rows, cols, std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0), d.window, s, lds);
   if (m.key_lengths.data) {
     const std::size_t len = m.key_lengths.data[b];
     mask_key_valid_f32(rows, cols, len > k0 ? len - k0 : 0, s, lds);
@@ -178,17 +181,20 @@ template <class K>
     f.row_max[i] = neg_inf;
     f.row_sum[i] = 0.0f;
   }
-  // Causal: keys past the tile's last query are masked for all its rows; skip those tiles.
+  // Causal: keys past the tile's last query are masked for all its rows; a sliding window: keys
+  // a window or more behind its first query. Neither range is read.
   const std::size_t causal_end = causal_diagonal(o.masks, sh, in) + q0 + bq;
   const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
-  for (std::size_t k0 = 0; k0 < k_end; k0 += mha_block_kv) {
+  const std::size_t reach = in.q_pos + q0 + 1;  // one past the first query's position
+  const std::size_t k_begin = d.window && reach > d.window ? reach - d.window : 0;
+  for (std::size_t k0 = k_begin; k0 < k_end; k0 += mha_block_kv) {
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
     EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in.k + k0 * in.ld_kv, in.ld_kv,
                           Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
     apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);
     K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
     EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, out.ld,
-                          arena, GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
+                          arena, GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
   }
   K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
   return Status::ok;

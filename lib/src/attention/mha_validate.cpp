@@ -101,11 +101,11 @@ Status check_masks(const AttentionShape& sh, const AttentionMasks& m, const Elem
   return check_optional(m.score_bias, n.score_bias);
 }
 
-// Positions (rope, xpos, alibi) are self-attention's: query row i and key row i are position i,
-// which needs the same rows for all three inputs.
+// Positions (rope, xpos, alibi) and the sliding window are self-attention's: query row i and key
+// row i are position i, which needs the same rows for all three inputs.
 Status check_positions(const MhaDims& d, const AttentionShape& sh, Span<const float> q,
                        Span<const float> k, Span<const float> v) noexcept {
-  if (d.position == Position::none) return Status::ok;
+  if (d.position == Position::none && d.window == 0) return Status::ok;
   const bool self = k.data == q.data && v.data == q.data && sh.seq_q == sh.seq_kv;
   return self ? Status::ok : Status::invalid_argument;
 }
@@ -165,16 +165,20 @@ Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& a
   return Status::ok;
 }
 
-// A call with a cache: its sequences fit, and shape.seq_kv is the keys its masks are laid over.
+// A call with a cache: its sequences fit (a rolling cache after its roll; RoPE's positions in its
+// table), and shape.seq_kv is the keys its masks are laid over.
 Status check_cache(const MhaDims& d, const AttentionShape& sh, const KvCacheView& c) noexcept {
-  if (d.position == Position::xpos) return Status::invalid_argument;
   if (sh.batch > c.batch) return Status::too_long;
-  std::size_t longest = 0;
+  const std::size_t positions = d.max_positions();  // RoPE's table (a rolling cache's limit)
+  std::size_t most = 0;
   for (std::size_t b = 0; b < sh.batch; ++b) {
-    if (c.lengths[b] > c.capacity || sh.seq_q > c.capacity - c.lengths[b]) return Status::too_long;
-    longest = c.lengths[b] > longest ? c.lengths[b] : longest;
+    const std::size_t kept = kv_rows_kept(c.lengths[b] - c.firsts[b], sh.seq_q, c.capacity, c.window);
+    if (sh.seq_q > c.capacity - kept) return Status::too_long;
+    if (d.position == Position::rope && (c.lengths[b] > positions || sh.seq_q > positions - c.lengths[b]))
+      return Status::too_long;
+    most = kept + sh.seq_q > most ? kept + sh.seq_q : most;
   }
-  return sh.seq_kv == longest + sh.seq_q ? Status::ok : Status::invalid_argument;
+  return sh.seq_kv == most ? Status::ok : Status::invalid_argument;
 }
 
 }  // namespace

@@ -47,10 +47,15 @@ struct Pass {
   std::size_t new_kv;        // K/V rows projected per sequence: S_kv, or S_q with a cache
 };
 
-// Positions sequence b held in the cache before this call (0 without a cache): its new tokens'
-// first position.
+// Positions sequence b has seen before this call (0 without a cache): its new tokens' first
+// position.
 inline std::size_t cached(const Pass& s, std::size_t b) noexcept {
   return s.cache ? s.cache->lengths[b] : 0;
+}
+// Rows sequence b holds in the cache: positions firsts[b] .. lengths[b] - 1 (all of them unless
+// the cache rolls).
+inline std::size_t held(const KvCacheView& c, std::size_t b) noexcept {
+  return c.lengths[b] - c.firsts[b];
 }
 
 }  // namespace EMHA_ISA

@@ -22,8 +22,8 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
 
 // Head h of sequence b: its Q columns of Pass::qkv; the K and V columns of its K/V head
 // g = h / group (GQA: the group's heads index one shared head, never a repeated copy), from
-// Pass::qkv, or with a cache from sequence b's cache rows (its cached keys and the new ones just
-// appended); its ALiBi slope.
+// Pass::qkv, or with a cache from sequence b's cache rows (the rows it held and the new ones just
+// appended: query 0 is key `held`); its ALiBi slope.
 inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexcept {
   const MhaDims& d = s.d;
   const std::size_t dk = d.d_k(), g = h / d.group(), ld = d.qkv_dim();
@@ -33,7 +33,7 @@ inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexc
     return HeadInputs{s.qkv + h * dk, ld, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk,
                       ld, s.sh.seq_kv, 0, slope};
   const KvCacheView& c = *s.cache;
-  const std::size_t row = 2 * d.kv_dim(), len = c.lengths[b];
+  const std::size_t row = 2 * d.kv_dim(), len = held(c, b);
   const float* k = c.data + b * c.capacity * row + g * dk;
   return HeadInputs{s.qkv + h * dk, ld, k, k + d.kv_dim(), row, len + s.new_kv, len, slope};
 }

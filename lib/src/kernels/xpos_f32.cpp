@@ -14,17 +14,24 @@ namespace emha {
 Status xpos_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::size_t n_total,
                 bool downscale, float scale_base, const RopeTable& t, float* x,
                 std::size_t ldx) noexcept {
+  if (rows > n_total) return Status::too_long;
+  return xpos_centred_f32(rows, heads, head_dim, n_total - rows, n_total, downscale, scale_base, t, x, ldx);
+}
+
+Status xpos_centred_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::size_t first,
+                        std::size_t n_centre, bool downscale, float scale_base, const RopeTable& t,
+                        float* x, std::size_t ldx) noexcept {
   if (head_dim == 0 || head_dim % 2 != 0 || t.d_rot != head_dim || !(scale_base > 0.0f))
     return Status::invalid_argument;
-  if (rows > n_total || n_total > t.positions) return Status::too_long;
+  if (first > t.positions || rows > t.positions - first) return Status::too_long;
   if (rows == 0 || heads == 0) return Status::ok;
   if (!x || !t.cos || !t.sin) return Status::null_pointer;
   if (ldx < heads * head_dim) return Status::invalid_argument;
-  const std::size_t half = head_dim / 2, first = n_total - rows;
+  const std::size_t half = head_dim / 2;
   // Python's 0.4 * head_dim and 1.4 * head_dim are doubles, rounded to float32 by torch.
   const float lo = float(0.4 * double(head_dim)), span = float(1.4 * double(head_dim));
-  // min_pos = -(n_total) // 2 in Python: -ceil(n_total / 2).
-  const long long min_pos = -static_cast<long long>((n_total + 1) / 2);
+  // min_pos = -(n_centre) // 2 in Python: -ceil(n_centre / 2).
+  const long long min_pos = -static_cast<long long>((n_centre + 1) / 2);
   for (std::size_t r = 0; r < rows; ++r, x += ldx) {
     const std::size_t p = first + r;
     const float exponent = float(static_cast<long long>(p) + min_pos) / scale_base;

@@ -8,6 +8,8 @@ struct blog_encoder {
   static constexpr const char* module = "Attention Is All You Need encoder attention block, blog version (post-LN, (d_k // heads) ** -0.5 scale, -1e9 masks, input emb + sinusoidal)";
   static constexpr std::size_t d_model = 32, heads = 4, seq_q = 7, seq_kv = 7, batch = 2;
   static constexpr std::size_t kv_heads = 4;  // K/V heads (GQA/MQA when < heads)
+  static constexpr std::size_t sliding_window = 0;  // keys a query keeps, its own included (0: all)
+  static constexpr std::size_t decode_prefill = 0;  // > 0: out is incremental decoding's (a first step of this many tokens, then one per step)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = true;  // the test sets emha's causal mask (torch got -inf above the diagonal)

@@ -8,6 +8,8 @@ struct gqa_padding_pre_ln {
   static constexpr const char* module = "reference MHA, GQA 6 on 3, pre-LN nn.LayerNorm, key_padding_mask, causal";
   static constexpr std::size_t d_model = 48, heads = 6, seq_q = 10, seq_kv = 10, batch = 2;
   static constexpr std::size_t kv_heads = 3;  // K/V heads (GQA/MQA when < heads)
+  static constexpr std::size_t sliding_window = 0;  // keys a query keeps, its own included (0: all)
+  static constexpr std::size_t decode_prefill = 0;  // > 0: out is incremental decoding's (a first step of this many tokens, then one per step)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = true;  // the test sets emha's causal mask (torch got -inf above the diagonal)

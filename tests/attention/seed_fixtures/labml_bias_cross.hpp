@@ -8,6 +8,8 @@ struct labml_bias_cross {
   static constexpr const char* module = "labml.ai annotated MultiHeadAttention (bias=True, cross-attention, mask [1, S_kv, 3])";
   static constexpr std::size_t d_model = 24, heads = 2, seq_q = 5, seq_kv = 9, batch = 3;
   static constexpr std::size_t kv_heads = 2;  // K/V heads (GQA/MQA when < heads)
+  static constexpr std::size_t sliding_window = 0;  // keys a query keeps, its own included (0: all)
+  static constexpr std::size_t decode_prefill = 0;  // > 0: out is incremental decoding's (a first step of this many tokens, then one per step)
   static constexpr bool batch_first = false;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = false;  // key and value are the query tensor
   static constexpr bool causal = false;  // the test sets emha's causal mask (torch got -inf above the diagonal)

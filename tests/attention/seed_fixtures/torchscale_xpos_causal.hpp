@@ -8,6 +8,8 @@ struct torchscale_xpos_causal {
   static constexpr const char* module = "torchscale MultiheadAttention (xpos, causal attn_mask)";
   static constexpr std::size_t d_model = 64, heads = 4, seq_q = 12, seq_kv = 12, batch = 1;
   static constexpr std::size_t kv_heads = 4;  // K/V heads (GQA/MQA when < heads)
+  static constexpr std::size_t sliding_window = 0;  // keys a query keeps, its own included (0: all)
+  static constexpr std::size_t decode_prefill = 0;  // > 0: out is incremental decoding's (a first step of this many tokens, then one per step)
   static constexpr bool batch_first = true;  // query/key/value/out: [B,S,D] if true else [S,B,D]
   static constexpr bool self_attention = true;  // key and value are the query tensor
   static constexpr bool causal = false;  // the test sets emha's causal mask (torch got -inf above the diagonal)

@@ -74,6 +74,12 @@ struct MhaConfig {
   static constexpr std::size_t rope_dims = 0;        // rope: rotated dims per head; 0 = all d_k
   static constexpr float rope_base = 10000.0f;       // rope: 500000 for Llama 3
   static constexpr float xpos_scale_base = 512.0f;   // xpos: torchscale's xpos_scale_base
+  // Sliding-window attention (Mistral, Gemma): the query at position p attends keys p - W + 1 ..
+  // p at most (W = sliding_window keys, its own included: HF eager's count; FA2's window_size
+  // (W, W) keeps W + 1); 0: no window. The window's lower edge always applies, its upper edge is
+  // the causal mask's. Self-attention only. A KvCache of capacity >= W rolls: it keeps the last
+  // W - 1 positions when full, so its bytes depend on W, not on the sequence length.
+  static constexpr std::size_t sliding_window = 0;
   static constexpr NormPlacement norm = NormPlacement::none;
   static constexpr NormKind norm_kind = NormKind::layer_norm;
   static constexpr float norm_eps = 1e-5f;           // LayerNorm's default; HF Llama: 1e-6
@@ -104,6 +110,8 @@ constexpr bool check_config() {
   static_assert(C::position != Position::xpos || d_k % 2 == 0, "xpos needs an even d_model / heads");
   static_assert(C::position != Position::xpos || C::xpos_scale_base > 0.0f,
                 "xpos_scale_base must be positive");
+  static_assert(C::position != Position::xpos || C::sliding_window == 0,
+                "xpos has no sliding window (torchscale's xPos centres every position)");
   static_assert(C::norm_eps >= 0.0f, "norm_eps must not be negative");
   return true;
 }

@@ -16,6 +16,16 @@
 // sequences 0 .. shape.batch - 1. Prompts of different lengths: prefill them together padded to
 // the longest, then truncate() each to its true length (the causal mask kept the padding out of
 // the true positions), and decode the batch together.
+//
+// Sliding window (Config::sliding_window = W <= Capacity): the cache rolls. When n new positions
+// do not fit, it first keeps only its last W - 1 rows (moved to the front: one copy of W - 1 rows
+// per Capacity - W + 1 appended positions, so at most one row per position when Capacity >= 2W -
+// 1, the default 2W), then appends: its bytes depend on W, not on how long the sequence grows.
+// A call takes at most Capacity - W + 1 new positions (a longer prompt is prefilled in chunks).
+// Why a compacted window rather than a wrap-around ring: the held keys stay one strided matrix,
+// so every attention path (fused, unfused, the decode GEMV, every mask) reads them unchanged;
+// a ring would split each head's keys in two at the wrap. Positions stay absolute (RoPE,
+// ALiBi). Masks of such a call are laid over its keys, key k being position first_key(b, n) + k.
 
 #include <cstddef>
 #include <type_traits>
@@ -27,7 +37,18 @@
 
 namespace emha {
 
-template <class Config, std::size_t Capacity = Config::max_seq_kv,
+namespace detail {
+// A KvCache's default capacity: every position a forward() takes, or with a sliding window W
+// twice the window (ExecuTorch's RingKVCache size: a prefill chunk of W never evicts a key its
+// own queries need).
+template <class Config>
+constexpr std::size_t kv_default_capacity() noexcept {
+  const std::size_t w = Config::sliding_window;
+  return w > 0 && 2 * w < Config::max_seq_kv ? 2 * w : Config::max_seq_kv;
+}
+}  // namespace detail
+
+template <class Config, std::size_t Capacity = detail::kv_default_capacity<Config>(),
           std::size_t Batch = Config::max_batch, ArenaOwnership Own = ArenaOwnership::owned>
 class KvCache {
   static_assert(detail::check_config<Config>(), "invalid MhaConfig");
@@ -38,8 +59,12 @@ class KvCache {
 
  public:
   using config = Config;
-  static constexpr std::size_t capacity = Capacity;  // positions per sequence
+  static constexpr std::size_t capacity = Capacity;  // positions held per sequence
   static constexpr std::size_t max_batch = Batch;    // sequences
+  // The sliding window the cache rolls over (Config::sliding_window when it fits the capacity),
+  // else 0: the cache holds positions 0 .. Capacity - 1 and refuses more (too_long).
+  static constexpr std::size_t window =
+      Config::sliding_window > 0 && Config::sliding_window <= Capacity ? Config::sliding_window : 0;
   static constexpr std::size_t kv_dim = detail::mha_dims<Config>().kv_dim();
   static constexpr std::size_t row_floats = 2 * kv_dim;  // one position: K | V
   static constexpr std::size_t floats = Batch * Capacity * row_floats;
@@ -58,24 +83,43 @@ class KvCache {
   KvCache(const KvCache&) = delete;
   KvCache& operator=(const KvCache&) = delete;
 
-  // Positions held by sequence b (0 for b >= max_batch).
+  // Positions sequence b has seen: its next token's position (0 for b >= max_batch).
   std::size_t length(std::size_t b = 0) const noexcept { return b < Batch ? lengths_[b] : 0; }
+  // Position of key 0 of sequence b in a forward() appending n positions: 0, or with a rolling
+  // cache its oldest position still held after the call's roll (0 for b >= max_batch).
+  std::size_t first_key(std::size_t b, std::size_t n = 0) const noexcept {
+    if (b >= Batch) return 0;
+    const std::size_t held = lengths_[b] - firsts_[b];
+    return lengths_[b] - detail::kv_rows_kept(held, n, Capacity, window);
+  }
+  // The shape.seq_kv of a forward() appending n positions to sequences 0 .. batch - 1: the most
+  // keys any of them then has.
+  std::size_t keys(std::size_t n, std::size_t batch = Batch) const noexcept {
+    std::size_t most = 0;
+    for (std::size_t b = 0; b < batch && b < Batch; ++b) {
+      const std::size_t k = lengths_[b] - first_key(b, n) + n;
+      most = k > most ? k : most;
+    }
+    return most;
+  }
   // Every sequence empty (the stored floats stay; they are never read past a length).
   void reset() noexcept {
-    for (std::size_t& n : lengths_) n = 0;
+    for (std::size_t b = 0; b < Batch; ++b) lengths_[b] = firsts_[b] = 0;
   }
   // Keep the first n positions of sequence b (speculative decoding's rejected tokens, a beam's
-  // rollback, a padded prefill): invalid_argument when b >= max_batch or n > length(b), and
-  // nothing changes.
+  // rollback, a padded prefill): invalid_argument when b >= max_batch, n > length(b), or (a
+  // rolling cache) the window of position n reaches below the oldest position held (n < W - 1 +
+  // first_key(b), once the cache has rolled), and nothing changes.
   Status truncate(std::size_t b, std::size_t n) noexcept {
     if (b >= Batch || n > lengths_[b]) return Status::invalid_argument;
+    if (firsts_[b] > 0 && n < firsts_[b] + window - 1) return Status::invalid_argument;
     lengths_[b] = n;
     return Status::ok;
   }
 
   // The size-erased view forward() works on.
   detail::KvCacheView view() noexcept {
-    return {storage_.data, lengths_, Capacity, Batch};
+    return {storage_.data, lengths_, firsts_, Capacity, Batch, window};
   }
 
  private:
@@ -88,6 +132,7 @@ class KvCache {
   using Storage = typename std::conditional<Own == ArenaOwnership::owned, Owned, Borrowed>::type;
   Storage storage_{};
   std::size_t lengths_[Batch] = {};
+  std::size_t firsts_[Batch] = {};  // position of row 0 (0 until a rolling cache rolls)
 };
 
 }  // namespace emha

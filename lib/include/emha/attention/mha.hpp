@@ -115,16 +115,19 @@ class MultiHeadAttention {
   // another Config does not compile). x and out: [B, n, d_model] or [n, B, d_model] with
   // n = shape.seq_q new tokens for each of the B = shape.batch sequences 0 .. B - 1 of the cache.
   // Sequence b's new tokens sit at positions len_b .. len_b + n - 1 (len_b = cache.length(b)):
-  // their K and V are projected once (RoPE at those positions), appended, and query i attends
-  // to keys 0 .. len_b + i when masks.causal is set (the causal mask aligned bottom-right;
-  // masks.causal_offset adds to len_b). Prefill (many tokens) and decode steps (one or a few)
-  // are the same call. Masks are laid over shape.seq_kv keys, which must be max_b(len_b) + n
-  // (key_ignored [B, seq_kv], an attn_mask [seq_q, seq_kv], attention weights out); a shorter
-  // sequence's keys past its own len_b + n are ignored (weights 0).
+  // their K and V are projected once (RoPE or xPos at those positions; xPos centred on the
+  // cache's capacity, see xpos_centred_f32), appended, and query i attends to keys 0 .. len_b + i
+  // when masks.causal is set (the causal mask aligned bottom-right; masks.causal_offset adds to
+  // len_b), and to the last Config::sliding_window of them with a window. Prefill (many tokens)
+  // and decode steps (one or a few) are the same call. Masks are laid over shape.seq_kv keys,
+  // which must be cache.keys(n, B): max_b(len_b) + n, or with a rolling cache the most keys a
+  // sequence holds after the call (key k of sequence b is position cache.first_key(b, n) + k).
+  // They are key_ignored [B, seq_kv], an attn_mask [seq_q, seq_kv], attention weights out; a
+  // sequence with fewer keys ignores the keys past its own (weights 0).
   // Errors, with the cache and the outputs untouched: too_long (len_b + n above the cache's
-  // capacity, B above its batch), invalid_argument (shape.seq_kv not max_b(len_b) + n; xPos,
-  // whose centring rescales every cached key at each step: not supported with a cache yet), and
-  // every error of forward() above; overlap also when out shares a byte with the cache.
+  // capacity, n above capacity - W + 1 for a rolling cache, RoPE positions past its table, B
+  // above the cache's batch), invalid_argument (shape.seq_kv not cache.keys(n, B)), and every
+  // error of forward() above; overlap also when out shares a byte with the cache.
   template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
   Status forward(const AttentionShape& shape, Span<const float> x, Span<float> out,
                  KvCache<Config, Cap, Batch, CacheOwn>& cache, const ForwardOptions& options = {}) noexcept {

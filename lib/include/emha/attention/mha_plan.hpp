@@ -23,6 +23,7 @@ struct MhaDims {
   RopePairing rope_pairing = RopePairing::half;
   std::size_t rope_dims = 0;  // rotated dims per head (rope: Config::rope_dims or d_k; xpos: d_k)
   float rope_base = 0, xpos_scale_base = 0;
+  std::size_t window = 0;  // sliding window: keys a query keeps, its own included; 0: all
   NormPlacement norm = NormPlacement::none;
   NormKind norm_kind = NormKind::layer_norm;
   float norm_eps = 0;
@@ -73,6 +74,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.rope_dims = C::position == Position::rope && C::rope_dims != 0 ? C::rope_dims : C::d_model / C::heads;
   d.rope_base = C::position == Position::xpos ? 10000.0f : C::rope_base;
   d.xpos_scale_base = C::xpos_scale_base;
+  d.window = C::sliding_window;
   d.norm = C::norm;
   d.norm_kind = C::norm_kind;
   d.norm_eps = C::norm_eps;
@@ -100,13 +102,25 @@ MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept;
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
 // A KvCache (emha/attention/kv_cache.hpp) as forward() sees it: rows of 2 * kv_dim floats, K | V
-// (kv_dim of the MhaDims it goes with: the cache's type ties it to the Config), sequence b's
-// position p at data + (b * capacity + p) * 2 * kv_dim; lengths[batch].
+// (kv_dim of the MhaDims it goes with: the cache's type ties it to the Config); sequence b holds
+// positions firsts[b] .. lengths[b] - 1, position p in row p - firsts[b], at data + (b * capacity
+// + row) * 2 * kv_dim. firsts[b] is 0 unless the cache rolls (window > 0).
 struct KvCacheView {
   float* data;
-  std::size_t* lengths;
+  std::size_t* lengths;  // [batch] positions seen: the next new token's position
+  std::size_t* firsts;   // [batch] position of row 0
   std::size_t capacity, batch;
+  std::size_t window;    // a rolling cache's sliding window (<= capacity), else 0
 };
+
+// Rows a sequence holding `held` rows keeps before n new ones are appended: all of them, unless
+// the cache rolls and they would not fit, when it keeps the last window - 1 (what the first new
+// query's window still needs).
+constexpr std::size_t kv_rows_kept(std::size_t held, std::size_t n, std::size_t capacity,
+                                   std::size_t window) noexcept {
+  if (window == 0 || n <= capacity - held) return held;
+  return held < window - 1 ? held : window - 1;
+}
 
 // Pre-packed projection weights (gemm_f32_pack_b panels of W^T) and their sizes, or all null.
 struct MhaPacked {

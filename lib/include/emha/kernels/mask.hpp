@@ -31,6 +31,13 @@ struct MaskView {
 void mask_causal_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, float* s,
                      std::size_t lds) noexcept;
 
+// Sliding window (Mistral, Gemma): key j masked for query row i when it is `window` or more
+// positions behind it, (i + diagonal) - j >= window, with `diagonal` as in mask_causal_f32. A
+// query keeps `window` keys, its own included (HF's eager count; FA2's window_size=(W, W) keeps
+// W + 1). With the causal mask, the band of keys i + diagonal - window + 1 .. i + diagonal.
+void mask_window_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, std::size_t window,
+                     float* s, std::size_t lds) noexcept;
+
 // Key padding by length: keys j >= valid are masked.
 void mask_key_valid_f32(std::size_t rows, std::size_t cols, std::size_t valid, float* s,
                         std::size_t lds) noexcept;

@@ -19,6 +19,15 @@ inline void mask_causal_f32_ref(std::size_t rows, std::size_t cols, std::ptrdiff
     }
 }
 
+// (i + diagonal) - j >= window, in long double (exact for every size and offset here).
+inline void mask_window_f32_ref(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal,
+                                std::size_t window, float* s, std::size_t lds) noexcept {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j)
+      if ((long double)i + (long double)diagonal - (long double)j >= (long double)window)
+        s[i * lds + j] = mask_neg_inf;
+}
+
 inline void mask_key_valid_f32_ref(std::size_t rows, std::size_t cols, std::size_t valid,
                                    float* s, std::size_t lds) noexcept {
   for (std::size_t i = 0; i < rows; ++i)

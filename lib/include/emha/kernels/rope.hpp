@@ -67,4 +67,15 @@ Status xpos_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::
                 bool downscale, float scale_base, const RopeTable& t, float* x,
                 std::size_t ldx) noexcept;
 
+// xPos at given positions with a given centre: rows are positions first .. first + rows - 1,
+// centred as on n_centre positions (c = p - ceil(n_centre / 2)); xpos_f32 is this with first =
+// n_total - rows and n_centre = n_total. Why: q_i . k_j carries zeta^((i - j) / scale_base)
+// whatever the centre (it cancels), so a KvCache centres on its capacity once and its keys never
+// need rescaling, where torchscale re-centres (and re-applies xPos to) every cached key at each
+// step: the same scores in exact arithmetic, not in the last bits. Checks as xpos_f32, with
+// first + rows <= t.positions (too_long).
+Status xpos_centred_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::size_t first,
+                        std::size_t n_centre, bool downscale, float scale_base, const RopeTable& t,
+                        float* x, std::size_t ldx) noexcept;
+
 }  // namespace emha

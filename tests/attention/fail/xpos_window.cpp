@@ -1,0 +1,8 @@
+// Must not compile: see tests/CMakeLists.txt (fail_cases).
+#include <emha/emha.hpp>
+
+struct Bad : emha::MhaConfig<64, 4, 8> {
+  static constexpr emha::Position position = emha::Position::xpos;
+  static constexpr std::size_t sliding_window = 4;
+};
+emha::MultiHeadAttention<Bad> mha;
