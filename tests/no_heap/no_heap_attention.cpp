@@ -3,6 +3,7 @@
 #include "attention/fixture_support.hpp"
 #include "attention/seed_support.hpp"
 #include "fixtures/combined.hpp"
+#include "fixtures/kvdim.hpp"
 #include "seed_fixtures/all.hpp"
 
 NoHeapAttentionResult run_attention_without_heap() noexcept {
@@ -121,12 +122,14 @@ bool run_rolling_cache_layer() noexcept {
   emha::ForwardOptions opt;
   opt.masks.causal = true;
   const auto x = emha::test::span_of(F::query);  // only the first rows are read
-  for (std::size_t t = 0; t < F::seq_q; ++t) {
+  bool rejected = false;
+  for (std::size_t t = 0; ok && t < F::seq_q; ++t) {
     const emha::AttentionShape shape{1, cache.keys(1, F::batch), F::batch, emha::Layout::batch_first};
     ok = ok && mha.forward(shape, x, out, cache, opt) == emha::Status::ok;
-    if (t == F::seq_q / 2) {
+    if (t == F::seq_q / 2 && !rejected) {  // once: the token is rejected and decoded again
       ok = ok && cache.truncate(0, cache.length(0) - 1) == emha::Status::ok;
       ok = ok && cache.truncate(1, cache.length(1) - 1) == emha::Status::ok;
+      rejected = true;
       --t;
     }
   }
@@ -134,9 +137,27 @@ bool run_rolling_cache_layer() noexcept {
   cache.reset();
   return ok && cache.length(0) == 0;
 }
+
+// Cross-attention over static K/V: the encoder's K/V projected once, queries one at a time.
+template <class F>
+bool run_static_kv_layer() noexcept {
+  using C = emha::test::FixtureConfig<F>;
+  static float out[F::batch * F::d_model];
+  emha::MultiHeadAttention<C> mha;
+  emha::KvCache<C, F::seq_kv, F::batch> cache;
+  bool ok = mha.set_weights(emha::test::fixture_weights<F>()) == emha::Status::ok;
+  ok = ok && mha.project_kv(emha::test::fixture_shape<F>(), emha::test::span_of(F::key), emha::test::span_of(F::value),
+                            cache) == emha::Status::ok;
+  const auto q = emha::test::span_of(F::query);  // only the first rows are read
+  for (std::size_t t = 0; t < F::seq_q; ++t)
+    ok = ok && mha.forward_static_kv({1, F::seq_kv, F::batch, emha::Layout::batch_first}, q, out, cache) ==
+                   emha::Status::ok;
+  return ok;
+}
 }  // namespace
 
 NoHeapAttentionResult run_cache_without_heap() noexcept {
   return {run_cache_layer<emha::seed_fixtures::gqa_rope>() && run_cache_layer<emha::seed_fixtures::mqa_alibi>() &&
-          run_rolling_cache_layer<emha::seed_fixtures::window_gqa_rope>()};
+          run_rolling_cache_layer<emha::seed_fixtures::window_gqa_rope>() &&
+          run_static_kv_layer<emha::fixtures::kvdim>()};
 }

@@ -100,7 +100,7 @@ TEST_CASE("the layers around attention (positions, norms, labml's mask) do not t
   CHECK(attempts == 0);
 }
 
-TEST_CASE("decoding through a KvCache (prefill, truncate, decode, a rolling window) does not touch the heap") {
+TEST_CASE("decoding through a KvCache (prefill, truncate, decode, a rolling window, static K/V) does not touch the heap") {
   heap_gate::arm();
   const NoHeapAttentionResult r = run_cache_without_heap();
   const std::size_t attempts = heap_gate::disarm();

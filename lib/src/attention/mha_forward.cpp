@@ -4,6 +4,8 @@
 //   project      [Q | K | V] = inputs * W_in^T + b_in                 stage_project.hpp
 //   rope / xpos  positions on Q and K                                 stage_position.hpp
 //   append       with a KvCache: the new K | V rows into the cache     stage_cache.hpp
+// project_kv() runs one stage, fill: key and value projected into the cache (stage_cache.hpp);
+// forward_static_kv() the stages above without positions or append (its K | V are the cache's).
 //   attend       per head: ctx_h = softmax(scale Q_h K_h^T + ALiBi + masks) V_h
 //                (fused unless the caller wants the attention weights) stage_attend.hpp
 //   norm_heads   sub-LN: ctx = Norm(ctx)                              stage_norm.hpp
@@ -29,6 +31,7 @@ namespace {
 
 enum class Stage : unsigned char {
   norm_input, project, rope, xpos, append, attend, norm_heads, output, residual_output, norm_output,
+  fill,
 };
 
 struct StagePlan {
@@ -36,14 +39,18 @@ struct StagePlan {
   std::size_t count;
 };
 
-constexpr StagePlan plan_of(const MhaDims& d, bool cache) noexcept {
+constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept {
   StagePlan p{};
   const auto add = [&p](Stage s) { p.stage[p.count++] = s; };
+  if (cache && cache->use == KvUse::fill) {
+    add(Stage::fill);
+    return p;
+  }
   if (d.norm == NormPlacement::pre) add(Stage::norm_input);
   add(Stage::project);
-  if (d.position == Position::rope) add(Stage::rope);
+  if (d.position == Position::rope) add(Stage::rope);  // none over static K/V (validated)
   if (d.position == Position::xpos) add(Stage::xpos);
-  if (cache) add(Stage::append);
+  if (cache && cache->use == KvUse::append) add(Stage::append);
   add(Stage::attend);
   if (d.norm == NormPlacement::sub) add(Stage::norm_heads);
   const bool residual = d.norm == NormPlacement::pre || d.norm == NormPlacement::post;
@@ -67,6 +74,7 @@ Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
     case Stage::output: return output_stage<K>(s, b);
     case Stage::residual_output: return residual_output_stage<K>(s, b);
     case Stage::norm_output: return norm_output_stage<K>(s, b);
+    case Stage::fill: return fill_stage<K>(s, b);
   }
   return Status::invalid_argument;
 }
@@ -79,20 +87,25 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
                     const ForwardOptions& o, const KvCacheView* cache) noexcept {
   EMHA_TRY(mha_check_call(d, w, arena, sh, query, key, value, out, o, cache));
   ArenaScope scope(arena);
-  // Pre-LN: the projections read Norm(query) from out, for each input that is the query.
-  const float* normed = d.norm == NormPlacement::pre ? out.data : query.data;
+  // Pre-LN: the projections read Norm(query) from out, for each input that is the query
+  // (project_kv has neither: its key and value are the encoder's output).
+  const bool fill = cache && cache->use == KvUse::fill;
+  const float* normed = d.norm == NormPlacement::pre && !fill ? out.data : query.data;
   Pass s{d,         w,           packed,   positions, sh,      o,       query.data,
          normed,    key.data == query.data ? normed : key.data,
          value.data == query.data ? normed : value.data, out.data, nullptr, nullptr,
-         {nullptr, mha_slot_bytes(d), d.threads}, cache, cache ? sh.seq_q : sh.seq_kv};
-  const std::size_t rows = sh.seq_q > s.new_kv ? sh.seq_q : s.new_kv;
+         {nullptr, mha_slot_bytes(d), d.threads}, cache, kv_rows_projected(sh, cache)};
+  const std::size_t q_rows = fill ? 0 : sh.seq_q, rows = q_rows > s.new_kv ? q_rows : s.new_kv;
   EMHA_TRY(arena.allocate(rows * d.qkv_dim(), s.qkv, 64));
-  EMHA_TRY(arena.allocate(sh.seq_q * d.d_model, s.ctx, 64));
+  EMHA_TRY(arena.allocate(q_rows * d.d_model, s.ctx, 64));
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
-  const StagePlan plan = plan_of(d, cache != nullptr);
+  const StagePlan plan = plan_of(d, cache);
   for (std::size_t b = 0; b < sh.batch; ++b)
     for (std::size_t i = 0; i < plan.count; ++i) EMHA_TRY(run_stage<K>(plan.stage[i], s, b));
-  for (std::size_t b = 0; cache && b < sh.batch; ++b) cache->lengths[b] += sh.seq_q;
+  for (std::size_t b = 0; cache && b < sh.batch; ++b) {
+    if (cache->use == KvUse::append) cache->lengths[b] += sh.seq_q;
+    if (fill) cache->lengths[b] = sh.seq_kv, cache->firsts[b] = 0;
+  }
   return Status::ok;
 }
 

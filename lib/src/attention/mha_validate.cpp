@@ -165,9 +165,24 @@ Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& a
   return Status::ok;
 }
 
+// Cross-attention over a cache's static K/V: no positions (self-attention's), every sequence
+// holds keys, and shape.seq_kv is the most any holds.
+Status check_static_kv(const MhaDims& d, const AttentionShape& sh, const KvCacheView& c) noexcept {
+  if (d.position != Position::none || d.window) return Status::invalid_argument;
+  if (sh.batch > c.batch) return Status::too_long;
+  std::size_t most = 0;
+  for (std::size_t b = 0; b < sh.batch; ++b) {
+    const std::size_t keys = c.lengths[b] - c.firsts[b];
+    if (keys == 0) return Status::invalid_argument;
+    most = keys > most ? keys : most;
+  }
+  return sh.seq_kv == most ? Status::ok : Status::invalid_argument;
+}
+
 // A call with a cache: its sequences fit (a rolling cache after its roll; RoPE's positions in its
 // table), and shape.seq_kv is the keys its masks are laid over.
 Status check_cache(const MhaDims& d, const AttentionShape& sh, const KvCacheView& c) noexcept {
+  if (c.use == KvUse::read) return check_static_kv(d, sh, c);
   if (sh.batch > c.batch) return Status::too_long;
   const std::size_t positions = d.max_positions();  // RoPE's table (a rolling cache's limit)
   std::size_t most = 0;
@@ -181,6 +196,20 @@ Status check_cache(const MhaDims& d, const AttentionShape& sh, const KvCacheView
   return sh.seq_kv == most ? Status::ok : Status::invalid_argument;
 }
 
+// project_kv: key and value of S_kv rows for B sequences into a cache that is not rolling.
+Status check_fill(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena, const AttentionShape& sh,
+                  const Span<const float>& k, const Span<const float>& v, const KvCacheView& c) noexcept {
+  if (sh.seq_kv == 0 || sh.batch == 0 || !valid(sh.layout) || c.window) return Status::invalid_argument;
+  if (sh.batch > c.batch || sh.seq_kv > c.capacity) return Status::too_long;
+  Elements n{};
+  n.query = n.key = sh.batch * sh.seq_kv * d.kdim;
+  n.value = sh.batch * sh.seq_kv * d.vdim;
+  EMHA_TRY(check_span(k, n.key));
+  EMHA_TRY(check_span(v, n.value));
+  EMHA_TRY(check_no_overlap(d, w, arena, sh, k, k, v, Span<float>{}, ForwardOptions{}, n, &c));
+  return arena.available() < mha_arena_bytes(d) ? Status::no_space : Status::ok;
+}
+
 }  // namespace
 
 Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& arena,
@@ -188,13 +217,14 @@ Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& are
                       const Span<const float>& k, const Span<const float>& v,
                       const Span<float>& out, const ForwardOptions& o,
                       const KvCacheView* cache) noexcept {
+  if (cache && cache->use == KvUse::fill) return check_fill(d, w, arena, sh, k, v, *cache);
   if (sh.seq_q == 0 || sh.seq_kv == 0 || sh.batch == 0) return Status::invalid_argument;
   if (!valid(sh.layout)) return Status::invalid_argument;
   if (cache) EMHA_TRY(check_cache(d, sh, *cache));
   if (sh.seq_q > d.max_seq_q || sh.seq_kv > d.max_seq_kv || sh.batch > d.max_batch)
     return Status::too_long;
   if (!std::isfinite(o.scale)) return Status::invalid_argument;
-  const Elements n = elements(d, sh, o, cache ? sh.seq_q : sh.seq_kv);
+  const Elements n = elements(d, sh, o, kv_rows_projected(sh, cache));
   EMHA_TRY(check_span(q, n.query));
   EMHA_TRY(check_span(k, n.key));
   EMHA_TRY(check_span(v, n.value));

@@ -44,7 +44,7 @@ struct Pass {
   float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
   TaskSlots slots;  // each task's scratch (parallel.hpp)
   const KvCacheView* cache;  // incremental decoding, else null
-  std::size_t new_kv;        // K/V rows projected per sequence: S_kv, or S_q with a cache
+  std::size_t new_kv;        // K/V rows projected per sequence (kv_rows_projected)
 };
 
 // Positions sequence b has seen before this call (0 without a cache): its new tokens' first

@@ -23,7 +23,8 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
 // Head h of sequence b: its Q columns of Pass::qkv; the K and V columns of its K/V head
 // g = h / group (GQA: the group's heads index one shared head, never a repeated copy), from
 // Pass::qkv, or with a cache from sequence b's cache rows (the rows it held and the new ones just
-// appended: query 0 is key `held`); its ALiBi slope.
+// appended: query 0 is key `held`; static K/V: the rows it holds, queries from key 0 as without a
+// cache); its ALiBi slope.
 inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexcept {
   const MhaDims& d = s.d;
   const std::size_t dk = d.d_k(), g = h / d.group(), ld = d.qkv_dim();
@@ -35,7 +36,8 @@ inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexc
   const KvCacheView& c = *s.cache;
   const std::size_t row = 2 * d.kv_dim(), len = held(c, b);
   const float* k = c.data + b * c.capacity * row + g * dk;
-  return HeadInputs{s.qkv + h * dk, ld, k, k + d.kv_dim(), row, len + s.new_kv, len, slope};
+  const std::size_t q_pos = c.use == KvUse::append ? len : 0;
+  return HeadInputs{s.qkv + h * dk, ld, k, k + d.kv_dim(), row, len + s.new_kv, q_pos, slope};
 }
 inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
   return HeadOutput{s.ctx + h * s.d.d_k(), s.d.d_model};

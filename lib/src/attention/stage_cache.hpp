@@ -6,6 +6,7 @@
 // (kv_rows_kept), and its first position grows by the rows it dropped.
 
 #include "attention/pass.hpp"
+#include "attention/stage_project.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -26,6 +27,23 @@ template <class K>
   for (std::size_t i = 0; i < s.new_kv; ++i, dst += row, src += ld)
     for (std::size_t j = 0; j < row; ++j) dst[j] = src[j];
   return Status::ok;
+}
+
+// Stage (project_kv, cross-attention's static K/V): sequence b's key and value rows projected
+// straight into its cache rows, K | V (the GEMM's output row stride is the cache row's), from row
+// 0; the lengths are set once every sequence is done (mha_forward.cpp).
+template <class K>
+[[gnu::noinline]] Status fill_stage(const Pass& s, std::size_t b) noexcept {
+  const MhaDims& d = s.d;
+  const KvCacheView& c = *s.cache;
+  const std::size_t row = 2 * d.kv_dim(), skv = s.new_kv;
+  const InProj p = in_proj(d, s.w);
+  float* const k = c.data + b * c.capacity * row;
+  const Rows<const float> xk = rows_of(s.in_k, b, skv, d.kdim, s.sh);
+  if (fused_kv(d, s.packed, s.in_k, s.in_v)) return project<K>(d, p, s.packed, 1, 2, xk, skv, k, row, s.slots);
+  EMHA_TRY(project<K>(d, p, s.packed, 1, 1, xk, skv, k, row, s.slots));
+  return project<K>(d, p, s.packed, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, k + d.kv_dim(), row,
+                    s.slots);
 }
 
 }  // namespace EMHA_ISA

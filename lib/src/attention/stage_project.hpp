@@ -38,39 +38,46 @@ inline InProj in_proj(const MhaDims& d, const MhaWeights& w) noexcept {
   return p;
 }
 
-// qkv[r][proj_col(i) ..) = x_r * W_i^T + b_i for i in [first, first + count) (count == 1 when
-// the weights are pre-packed: `packed` holds their panels, else all null), in column blocks
-// over the task slots. Inlined: its own frame only held the Product (Cortex-M4 -Os stack).
+// c[r][0 ..) = x_r * W_i^T + b_i for i in [first, first + count), side by side (count == 1 when
+// the weights are pre-packed: `packed` holds their panels, else all null), in column blocks over
+// the task slots; c is Pass::qkv's columns of block `first` (or a cache's K | V row). Inlined:
+// its own frame only held the Product (Cortex-M4 -Os stack).
 template <class K>
 [[gnu::always_inline]] inline Status project(const MhaDims& d, const InProj& p, const MhaPacked& packed,
                                              int first, int count, Rows<const float> x, std::size_t rows,
-                                             float* qkv, const TaskSlots& slots) noexcept {
+                                             float* c, std::size_t ldc, const TaskSlots& slots) noexcept {
   const std::size_t cols = d.proj_col(first + count) - d.proj_col(first);
   const Product product{rows,          cols,                  p.ld[first], x.p,
                         x.ld,          p.w[first],            p.ld[first], packed.w[first],
-                        packed.floats[first], p.bias[first],  qkv + d.proj_col(first),
-                        d.qkv_dim()};
+                        packed.floats[first], p.bias[first],  c,           ldc};
   return run_product<K>(product, slots);
 }
 
+// Whether K and V are one product: one input, the same width, no panels, the same bias kind.
+inline bool fused_kv(const MhaDims& d, const MhaPacked& pk, const float* in_k, const float* in_v) noexcept {
+  return d.same_embed_dim() && in_k == in_v && !pk.w[1] && d.bias[1] == d.bias[2];
+}
+
 // Blocks that share one input are one GEMM (self-attention: all three; key == value: K and V)
-// unless the weights are pre-packed or only some of the blocks have a bias.
+// unless the weights are pre-packed or only some of the blocks have a bias. Over a cache's static
+// K/V (new_kv == 0) only Q.
 template <class K>
 [[gnu::noinline]] Status project_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
-  const std::size_t sq = s.sh.seq_q, skv = s.new_kv;
+  const std::size_t sq = s.sh.seq_q, skv = s.new_kv, ld = d.qkv_dim();
   const InProj p = in_proj(d, s.w);
   const MhaPacked& pk = s.packed;
-  const bool one_bias = d.bias[0] == d.bias[1] && d.bias[1] == d.bias[2];
-  const bool fuse_kv = d.same_embed_dim() && s.in_k == s.in_v && !pk.w[1] && one_bias;
-  const bool fuse_qkv = fuse_kv && s.in_q == s.in_k && sq == skv;
+  const bool fuse_kv = fused_kv(d, pk, s.in_k, s.in_v);
+  const bool fuse_qkv = fuse_kv && d.bias[0] == d.bias[1] && s.in_q == s.in_k && sq == skv;
   const Rows<const float> xq = rows_of(s.in_q, b, sq, d.d_model, s.sh);
-  if (fuse_qkv) return project<K>(d, p, pk, 0, 3, xq, sq, s.qkv, s.slots);
-  EMHA_TRY(project<K>(d, p, pk, 0, 1, xq, sq, s.qkv, s.slots));
+  if (fuse_qkv) return project<K>(d, p, pk, 0, 3, xq, sq, s.qkv, ld, s.slots);
+  EMHA_TRY(project<K>(d, p, pk, 0, 1, xq, sq, s.qkv, ld, s.slots));
+  if (skv == 0) return Status::ok;
+  float* const k = s.qkv + d.proj_col(1);
   const Rows<const float> xk = rows_of(s.in_k, b, skv, d.kdim, s.sh);
-  if (fuse_kv) return project<K>(d, p, pk, 1, 2, xk, skv, s.qkv, s.slots);
-  EMHA_TRY(project<K>(d, p, pk, 1, 1, xk, skv, s.qkv, s.slots));
-  return project<K>(d, p, pk, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, s.qkv, s.slots);
+  if (fuse_kv) return project<K>(d, p, pk, 1, 2, xk, skv, k, ld, s.slots);
+  EMHA_TRY(project<K>(d, p, pk, 1, 1, xk, skv, k, ld, s.slots));
+  return project<K>(d, p, pk, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, k + d.kv_dim(), ld, s.slots);
 }
 
 }  // namespace EMHA_ISA

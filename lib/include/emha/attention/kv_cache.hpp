@@ -117,9 +117,13 @@ class KvCache {
     return Status::ok;
   }
 
-  // The size-erased view forward() works on.
-  detail::KvCacheView view() noexcept {
-    return {storage_.data, lengths_, firsts_, Capacity, Batch, window};
+  // The size-erased view forward() works on. KvUse::read never writes through it, so a const
+  // cache (static K/V shared by decoders) can give one.
+  detail::KvCacheView view(detail::KvUse use = detail::KvUse::append) noexcept {
+    return {storage_.data, lengths_, firsts_, Capacity, Batch, window, use};
+  }
+  detail::KvCacheView view_read() const noexcept {
+    return const_cast<KvCache&>(*this).view(detail::KvUse::read);
   }
 
  private:

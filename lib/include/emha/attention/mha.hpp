@@ -137,6 +137,40 @@ class MultiHeadAttention {
                                options, &view);
   }
 
+  // Cross-attention over static K/V (torchscale's encoder_decoder_attention with static_kv; a
+  // speech or translation decoder attending to its encoder's output at every step): project_kv()
+  // projects key [B, S_kv, kdim] and value [B, S_kv, vdim] (shape.layout; shape.seq_q unused)
+  // once into sequences 0 .. B - 1 of a cache, replacing what they held (length S_kv each), and
+  // forward_static_kv() attends query [B, S_q, d_model] to them without projecting or appending
+  // anything: out = what forward(query, key, value) gives. Masks as forward() with S_kv =
+  // shape.seq_kv = max_b cache.length(b) (a sequence with fewer keys ignores the ones past its
+  // own; causal is top-left, as forward()'s, masks.causal_offset moving it for later queries).
+  // Pre-LN normalizes the query only (key and value are not it).
+  // Errors, nothing written: project_kv: too_long (S_kv above the cache's capacity, B above its
+  // batch), invalid_argument (a zero size, a layout outside its enumerators, a rolling cache),
+  // null_pointer / size_mismatch (key or value), overlap (the cache and an input, the weights or
+  // the arena), no_space (a caller arena below arena_bytes); forward_static_kv: invalid_argument
+  // (positions or a sliding window in the Config: self-attention's; shape.seq_kv not max_b
+  // length(b); an empty sequence), too_long (B above the cache's batch), and every error of
+  // forward().
+  template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
+  Status project_kv(const AttentionShape& shape, Span<const float> key, Span<const float> value,
+                    KvCache<Config, Cap, Batch, CacheOwn>& cache) noexcept {
+    if (!has_weights_) return Status::invalid_argument;
+    const detail::KvCacheView view = cache.view(detail::KvUse::fill);
+    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, key, key, value,
+                               Span<float>{}, ForwardOptions{}, &view);
+  }
+  template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
+  Status forward_static_kv(const AttentionShape& shape, Span<const float> query, Span<float> out,
+                           const KvCache<Config, Cap, Batch, CacheOwn>& cache,
+                           const ForwardOptions& options = {}) noexcept {
+    if (!has_weights_) return Status::invalid_argument;
+    const detail::KvCacheView view = cache.view_read();
+    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, query, query, query,
+                               out, options, &view);
+  }
+
   // forward() computed by the scalar reference kernels: the oracle the SIMD path is measured
   // against (tests, the benchmark's deviation column). Same contract; much slower.
   Status forward_reference(const AttentionShape& shape, Span<const float> query,

@@ -101,6 +101,13 @@ MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept;
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
+// What a forward() does with a KvCache.
+enum class KvUse : unsigned char {
+  append,  // self-attention decoding: the new tokens' K | V appended, their queries attend to all
+  read,    // cross-attention over static K/V (project_kv's): the queries attend to the held rows
+  fill,    // project_kv: the key and value inputs' K | V projected into the rows, replacing them
+};
+
 // A KvCache (emha/attention/kv_cache.hpp) as forward() sees it: rows of 2 * kv_dim floats, K | V
 // (kv_dim of the MhaDims it goes with: the cache's type ties it to the Config); sequence b holds
 // positions firsts[b] .. lengths[b] - 1, position p in row p - firsts[b], at data + (b * capacity
@@ -111,7 +118,15 @@ struct KvCacheView {
   std::size_t* firsts;   // [batch] position of row 0
   std::size_t capacity, batch;
   std::size_t window;    // a rolling cache's sliding window (<= capacity), else 0
+  KvUse use;
 };
+
+// K/V rows a call projects per sequence: S_kv; with a cache, the S_q new tokens (append), none
+// (read) or the S_kv key and value rows (fill).
+inline std::size_t kv_rows_projected(const AttentionShape& sh, const KvCacheView* c) noexcept {
+  if (!c || c->use == KvUse::fill) return sh.seq_kv;
+  return c->use == KvUse::append ? sh.seq_q : 0;
+}
 
 // Rows a sequence holding `held` rows keeps before n new ones are appended: all of them, unless
 // the cache rolls and they would not fit, when it keeps the last window - 1 (what the first new
