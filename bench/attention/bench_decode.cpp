@@ -11,12 +11,19 @@
 // step; the cross builds' smoke run picks the first group by its /emha). Time unit:
 // microseconds of the thread's CPU time. Counters: GBps (the step's bytes above per CPU second;
 // for `read` the loop's own rate over the same bytes), bytes.
+// layout/KV:<kv_heads>/len:<n>/<token_major|head_major>: the cache layout choice (kv_cache.hpp),
+// measured: one step's cache work alone (append one position's K | V, then for each K/V head one
+// query row's scores over n keys, softmax, context) with d_k = 64, on a token-major cache
+// [pos][K | V of all heads] (emha's) against a head-major one [head][pos][d_k] (HF StaticCache's),
+// through the same kernels (gemm_f32_rows reads either stride in place). Counter GBps: the cache
+// bytes read per CPU second.
 // At start-up each layer's step is checked against its own full-prefix forward (the last row);
 // a deviation above 1e-3 stops the binary (exit status 1). A summary table of medians follows
 // the benchmarks.
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -147,6 +154,41 @@ void bm_read(benchmark::State& st, const Case* c) {
   st.counters["bytes"] = double(n * sizeof(float));
 }
 
+// The cache work of one step over `len` cached positions (see the header), in either layout.
+struct LayoutCase {
+  std::size_t kv_heads, len;
+  bool token_major;
+  std::string name;
+};
+
+void bm_layout(benchmark::State& st, const LayoutCase* c) {
+  constexpr std::size_t dk = 64;
+  const std::size_t kv = c->kv_heads * dk, n = c->len + 1;  // keys: the cached ones and the new one
+  Floats cache = emha_bench::uniform(2 * kv * n, 47), q = emha_bench::uniform(kv, 48);
+  const Floats row = emha_bench::uniform(2 * kv, 49);
+  Floats scores(n), ctx(kv);
+  for (auto _ : st) {
+    for (std::size_t g = 0; g < c->kv_heads; ++g) {
+      // token-major: position p's row is K (kv) | V (kv); head-major: K [heads][n][dk], then V.
+      float* k = c->token_major ? cache.data() + g * dk : cache.data() + g * n * dk;
+      float* v = c->token_major ? k + kv : cache.data() + (c->kv_heads + g) * n * dk;
+      const std::size_t ld = c->token_major ? 2 * kv : dk;
+      if (c->token_major && g == 0) std::copy(row.begin(), row.end(), cache.data() + c->len * 2 * kv);
+      if (!c->token_major) {  // a head-major append: two scattered d_k rows per head
+        std::copy(row.begin() + g * dk, row.begin() + (g + 1) * dk, k + c->len * dk);
+        std::copy(row.begin() + kv + g * dk, row.begin() + kv + (g + 1) * dk, v + c->len * dk);
+      }
+      emha::gemm_f32_rows(1, n, dk, q.data() + g * dk, dk, k, ld, emha::Trans::transpose, scores.data(), n,
+                          {0.125f, 0.0f, nullptr});
+      emha::softmax_f32(1, n, scores.data(), n, scores.data(), n);
+      emha::gemm_f32_rows(1, dk, n, scores.data(), n, v, ld, emha::Trans::none, ctx.data() + g * dk, dk);
+    }
+    benchmark::DoNotOptimize(ctx.data());
+  }
+  const double bytes = double(2 * kv * n * sizeof(float));
+  st.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // The step's output equals the last row of the full-prefix forward.
 bool check(const Layer& l, std::FILE* text) {
   const std::size_t len = 8, D = l.d_model;  // short: the cross builds run this under qemu
@@ -185,6 +227,15 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((c.name + "/prefix").c_str(), bm_prefix, &c)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark((c.name + "/read").c_str(), bm_read, &c)->Unit(benchmark::kMicrosecond);
   }
+  static std::vector<LayoutCase> layouts;
+  for (std::size_t kv_heads : {std::size_t(8), std::size_t(2)})
+    for (std::size_t len : {std::size_t(512), kMaxLen})
+      for (bool token_major : {true, false})
+        layouts.push_back({kv_heads, len, token_major,
+                           "layout/KV:" + std::to_string(kv_heads) + "/len:" + std::to_string(len) +
+                               (token_major ? "/token_major" : "/head_major")});
+  for (const LayoutCase& c : layouts)
+    benchmark::RegisterBenchmark(c.name.c_str(), bm_layout, &c)->Unit(benchmark::kMicrosecond);
   run.run();
   std::fprintf(run.text, "\n%-32s %10s %12s %9s %8s %8s %6s\n", "decode step (medians)", "step us",
                "prefix us", "speed-up", "GB/s", "read GB/s", "frac");

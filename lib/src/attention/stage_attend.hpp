@@ -25,7 +25,9 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
 // Pass::qkv, or with a cache from sequence b's cache rows (the rows it held and the new ones just
 // appended: query 0 is key `held`; static K/V: the rows it holds, queries from key 0 as without a
 // cache); its ALiBi slope.
-inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexcept {
+// Out of line: its locals stay off attend_stage's frame, which sits on the deepest call chain
+// (Cortex-M55 stack, tests/firmware/stack_budget.py).
+[[gnu::noinline]] inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexcept {
   const MhaDims& d = s.d;
   const std::size_t dk = d.d_k(), g = h / d.group(), ld = d.qkv_dim();
   const float* slopes = s.positions.alibi_slopes;
