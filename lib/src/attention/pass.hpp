@@ -52,6 +52,12 @@ struct Pass {
 inline std::size_t cached(const Pass& s, std::size_t b) noexcept {
   return s.cache ? s.cache->lengths[b] : 0;
 }
+// Sequence b's K (kind 0) or V (kind 1) block of K/V head g in a cache, head-major:
+// [capacity x d_k], position row r at r * d_k (kv_cache.hpp).
+inline float* kv_rows(const KvCacheView& c, const MhaDims& d, std::size_t b, std::size_t kind,
+                      std::size_t g) noexcept {
+  return c.data + ((b * 2 + kind) * d.kv_heads + g) * c.capacity * d.d_k();
+}
 // Rows sequence b holds in the cache: positions firsts[b] .. lengths[b] - 1 (all of them unless
 // the cache rolls).
 inline std::size_t held(const KvCacheView& c, std::size_t b) noexcept {

@@ -4,13 +4,15 @@
 // Batch sequences, in storage whose size is a compile-time constant, owned or the caller's (e.g. a
 // buffer in a linker section).
 //
-// Layout, token-major: sequence b, position p is one row of 2 * kv_dim floats, K | V (all K/V
-// heads of the token side by side, as llama.cpp's cache row):
-//   data[(b * Capacity + p) * 2 * kv_dim + {0 | kv_dim} + g * d_k ..]
-// Why token-major and not head-major [kv_head][p][d_k]: a step appends one contiguous row per new
-// token (the projection's K | V row, one copy), and attention reads head g's keys as a strided
-// matrix (row stride 2 * kv_dim), which the score GEMM's packing gathers anyway. Head-major would
-// make each append kv_heads scattered writes and buy a contiguous read the GEMM does not need.
+// Layout, head-major (HF's StaticCache [B, H_kv, S_max, d_k], K then V): sequence b, K (kind 0)
+// or V (1), K/V head g is a block [Capacity x d_k], position p in its row p:
+//   data[((b * 2 + kind) * kv_heads + g) * Capacity * d_k + p * d_k ..]
+// Why head-major, measured (bench_decode's layout/ benchmarks, bench/README.md "Session 14"): a
+// step's attention reads each head's keys and values once; head-major makes that a contiguous
+// stream, token-major (llama.cpp's row of all heads, which emha used first) a d_k-float read every
+// 2 * kv_dim floats. At kv_dim 512 that stride is 4 KiB, the L1 set-aliasing distance, and the
+// cache work of a step at 2048 positions took 1.8x head-major's time. The price, scattered
+// appends (2 * kv_heads copies of d_k floats per token instead of one row), is one row per token.
 //
 // Each sequence has its own length. A forward() with the cache appends shape.seq_q positions to
 // sequences 0 .. shape.batch - 1. Prompts of different lengths: prefill them together padded to
@@ -66,7 +68,7 @@ class KvCache {
   static constexpr std::size_t window =
       Config::sliding_window > 0 && Config::sliding_window <= Capacity ? Config::sliding_window : 0;
   static constexpr std::size_t kv_dim = detail::mha_dims<Config>().kv_dim();
-  static constexpr std::size_t row_floats = 2 * kv_dim;  // one position: K | V
+  static constexpr std::size_t row_floats = 2 * kv_dim;  // one position: its K and V, all heads
   static constexpr std::size_t floats = Batch * Capacity * row_floats;
   static constexpr std::size_t bytes = floats * sizeof(float);  // the storage, exactly
 

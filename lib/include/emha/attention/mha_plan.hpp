@@ -108,10 +108,11 @@ enum class KvUse : unsigned char {
   fill,    // project_kv: the key and value inputs' K | V projected into the rows, replacing them
 };
 
-// A KvCache (emha/attention/kv_cache.hpp) as forward() sees it: rows of 2 * kv_dim floats, K | V
-// (kv_dim of the MhaDims it goes with: the cache's type ties it to the Config); sequence b holds
-// positions firsts[b] .. lengths[b] - 1, position p in row p - firsts[b], at data + (b * capacity
-// + row) * 2 * kv_dim. firsts[b] is 0 unless the cache rolls (window > 0).
+// A KvCache (emha/attention/kv_cache.hpp) as forward() sees it, head-major: sequence b, K (kind 0)
+// or V (1), K/V head g is a block [capacity x d_k] at data + ((b * 2 + kind) * kv_heads + g) *
+// capacity * d_k (the dims of the MhaDims it goes with: the cache's type ties it to the Config).
+// Sequence b holds positions firsts[b] .. lengths[b] - 1, position p in row p - firsts[b] of each
+// block. firsts[b] is 0 unless the cache rolls (window > 0).
 struct KvCacheView {
   float* data;
   std::size_t* lengths;  // [batch] positions seen: the next new token's position
