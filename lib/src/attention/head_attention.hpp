@@ -67,12 +67,11 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
                         std::size_t b, std::size_t h, std::size_t q0, std::size_t k0,
                         std::size_t rows, std::size_t cols, const HeadInputs& in, float* s,
                         std::size_t lds) noexcept {
-  if (in.alibi_slope != 0.0f)
-    mask_alibi_f32(rows, cols, std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0), in.alibi_slope, s, lds);
+  const std::ptrdiff_t positions = std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0);  // query 0 - key 0
+  if (in.alibi_slope != 0.0f) mask_alibi_f32(rows, cols, positions, in.alibi_slope, s, lds);
   if (m.causal)
     mask_causal_f32(rows, cols, std::ptrdiff_t(causal_diagonal(m, sh, in) + q0) - std::ptrdiff_t(k0), s, lds);
-  if (d.window)
-    mask_window_f32(rows, cols, std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0), d.window, s, lds);
+  if (d.window) mask_window_f32(rows, cols, positions, d.window, s, lds);
   if (m.key_lengths.data) {
     const std::size_t len = m.key_lengths.data[b];
     mask_key_valid_f32(rows, cols, len > k0 ? len - k0 : 0, s, lds);

@@ -4,14 +4,14 @@
 //   project      [Q | K | V] = inputs * W_in^T + b_in                 stage_project.hpp
 //   rope / xpos  positions on Q and K                                 stage_position.hpp
 //   append       with a KvCache: the new K | V rows into the cache     stage_cache.hpp
-// project_kv() runs one stage, fill: key and value projected into the cache (stage_cache.hpp);
-// forward_static_kv() the stages above without positions or append (its K | V are the cache's).
 //   attend       per head: ctx_h = softmax(scale Q_h K_h^T + ALiBi + masks) V_h
 //                (fused unless the caller wants the attention weights) stage_attend.hpp
 //   norm_heads   sub-LN: ctx = Norm(ctx)                              stage_norm.hpp
 //   output       out = ctx * W_out^T + b_out (+ x with a pre- or post-LN residual)
 //                                                                     stage_output.hpp
 //   norm_output  post-LN: out = Norm(out)                             stage_norm.hpp
+// project_kv() runs one stage, fill: key and value projected into the cache (stage_cache.hpp);
+// forward_static_kv() the stages above without positions or append (its K | V are the cache's).
 // Arguments are validated first (mha_validate.cpp), so an error leaves the outputs untouched.
 
 #include "attention/kernel_set.hpp"

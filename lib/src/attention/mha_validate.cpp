@@ -172,7 +172,7 @@ Status check_static_kv(const MhaDims& d, const AttentionShape& sh, const KvCache
   if (sh.batch > c.batch) return Status::too_long;
   std::size_t most = 0;
   for (std::size_t b = 0; b < sh.batch; ++b) {
-    const std::size_t keys = c.lengths[b] - c.firsts[b];
+    const std::size_t keys = c.held(b);
     if (keys == 0) return Status::invalid_argument;
     most = keys > most ? keys : most;
   }
@@ -187,7 +187,7 @@ Status check_cache(const MhaDims& d, const AttentionShape& sh, const KvCacheView
   const std::size_t positions = d.max_positions();  // RoPE's table (a rolling cache's limit)
   std::size_t most = 0;
   for (std::size_t b = 0; b < sh.batch; ++b) {
-    const std::size_t kept = kv_rows_kept(c.lengths[b] - c.firsts[b], sh.seq_q, c.capacity, c.window);
+    const std::size_t kept = kv_rows_kept(c.held(b), sh.seq_q, c.capacity, c.window);
     if (sh.seq_q > c.capacity - kept) return Status::too_long;
     if (d.position == Position::rope && (c.lengths[b] > positions || sh.seq_q > positions - c.lengths[b]))
       return Status::too_long;

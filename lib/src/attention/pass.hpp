@@ -58,11 +58,6 @@ inline float* kv_rows(const KvCacheView& c, const MhaDims& d, std::size_t b, std
                       std::size_t g) noexcept {
   return c.data + ((b * 2 + kind) * d.kv_heads + g) * c.capacity * d.d_k();
 }
-// Rows sequence b holds in the cache: positions firsts[b] .. lengths[b] - 1 (all of them unless
-// the cache rolls).
-inline std::size_t held(const KvCacheView& c, std::size_t b) noexcept {
-  return c.lengths[b] - c.firsts[b];
-}
 
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

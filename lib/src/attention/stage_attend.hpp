@@ -36,7 +36,7 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
     return HeadInputs{s.qkv + h * dk, ld, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk,
                       ld, s.sh.seq_kv, 0, slope};
   const KvCacheView& c = *s.cache;
-  const std::size_t len = held(c, b);
+  const std::size_t len = c.held(b);
   const std::size_t q_pos = c.use == KvUse::append ? len : 0;
   return HeadInputs{s.qkv + h * dk, ld, kv_rows(c, d, b, 0, g), kv_rows(c, d, b, 1, g), dk, len + s.new_kv,
                     q_pos, slope};

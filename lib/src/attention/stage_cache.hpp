@@ -31,7 +31,7 @@ template <class K>
 [[gnu::noinline]] Status append_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const KvCacheView& c = *s.cache;
-  const std::size_t dk = d.d_k(), held = c.lengths[b] - c.firsts[b];
+  const std::size_t dk = d.d_k(), held = c.held(b);
   const std::size_t kept = kv_rows_kept(held, s.new_kv, c.capacity, c.window);
   if (kept < held) {  // roll: each block's rows [held - kept, held) to [0, kept); forward, the source is later
     for (std::size_t kind = 0; kind < 2; ++kind)
@@ -48,7 +48,9 @@ template <class K>
 
 // Stage (project_kv, cross-attention's static K/V): sequence b's key and value rows projected
 // into Pass::qkv's K and V columns, then stored from row 0 of its cache blocks; the lengths are
-// set once every sequence is done (mha_forward.cpp).
+// set once every sequence is done (mha_forward.cpp). The projection repeats project_stage's K/V
+// part on purpose: shared (inlined, or out of line) it made this stage the deepest Cortex-M55
+// stack chain (1024 and 1096 bytes against 1016; tests/firmware/stack_budget.py).
 template <class K>
 [[gnu::noinline]] Status fill_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;

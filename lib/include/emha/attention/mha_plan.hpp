@@ -120,6 +120,9 @@ struct KvCacheView {
   std::size_t capacity, batch;
   std::size_t window;    // a rolling cache's sliding window (<= capacity), else 0
   KvUse use;
+
+  // Rows sequence b holds: positions firsts[b] .. lengths[b] - 1.
+  std::size_t held(std::size_t b) const noexcept { return lengths[b] - firsts[b]; }
 };
 
 // K/V rows a call projects per sequence: S_kv; with a cache, the S_q new tokens (append), none
