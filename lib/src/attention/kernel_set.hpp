@@ -19,6 +19,10 @@ namespace emha::detail {
 inline namespace EMHA_ISA {
 
 struct SimdKernels {
+  // A decode step's GQA/MQA query heads of a group share one pass over their K/V head
+  // (group_attention.hpp), through gemm_rows: on SIMD builds only, as tile_gemm's gemm_rows (the
+  // scalar path, Cortex-M, keeps its stack budget and the per-head path).
+  static constexpr bool stack_groups = simd::enabled;
   static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                      const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
                      ArenaRef& arena, const GemmOptions& o) noexcept {
@@ -66,6 +70,8 @@ struct SimdKernels {
 };
 
 struct RefKernels {
+  // The oracle attends head by head (head_attention.hpp), whatever the build.
+  static constexpr bool stack_groups = false;
   static Status gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                      const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc,
                      ArenaRef&, const GemmOptions& o) noexcept {

@@ -6,6 +6,8 @@
 //   append       with a KvCache: the new K | V rows into the cache     stage_cache.hpp
 //   attend       per head: ctx_h = softmax(scale Q_h K_h^T + ALiBi + masks) V_h
 //                (fused unless the caller wants the attention weights) stage_attend.hpp
+//                one token with GQA/MQA: a group's heads stacked, one pass over their K/V
+//                                                                     group_attention.hpp
 //   norm_heads   sub-LN: ctx = Norm(ctx)                              stage_norm.hpp
 //   output       out = ctx * W_out^T + b_out (+ x with a pre- or post-LN residual)
 //                                                                     stage_output.hpp

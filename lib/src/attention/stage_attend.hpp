@@ -2,9 +2,12 @@
 // Stage: every head of one sequence into Pass::ctx, fused unless the attention weights are wanted
 // (head_attention.hpp). Items: fused, (head, query tile) pairs; unfused, heads, or all heads as
 // one item when their weights are averaged (each head adds into the same average, in head order).
+// A GQA/MQA decode step (S_q == 1, fused, SIMD kernels) stacks each group's query heads against
+// their shared K/V head instead (group_attention.hpp): items are groups, or parts of them.
 
 #include <cmath>
 
+#include "attention/group_attention.hpp"
 #include "attention/head_attention.hpp"
 #include "attention/pass.hpp"
 #include "attention/return_on_error.hpp"
@@ -45,6 +48,32 @@ inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
   return HeadOutput{s.ctx + h * s.d.d_k(), s.d.d_model};
 }
 
+// One query token per sequence with GQA/MQA: items are (group, part) pairs, part-major, each part
+// `rows` consecutive heads of its group (the last one may have fewer) read against their K/V
+// head in one pass. One part per group, unless there are fewer groups than the tasks the
+// per-head path would run (MQA on several threads): then each group is cut into as many parts as
+// that takes, each reading the K/V head once: the cache is read kv_heads * parts times (about
+// max(kv_heads, tasks)), not `heads` times, and no thread idles. Every row is computed alone
+// (attend_group), so the bits do not depend on the parts or the threads.
+template <class K>
+[[gnu::noinline]] Status attend_groups(const Pass& s, std::size_t b, float scale, std::size_t flops) noexcept {
+  const MhaDims& d = s.d;
+  const std::size_t group = d.group();
+  const std::size_t want = stage_tasks(s.slots, d.heads, flops);
+  const std::size_t parts = mha_min(group, (want + d.kv_heads - 1) / d.kv_heads);
+  const std::size_t rows = (group + parts - 1) / parts, items = d.kv_heads * ((group + rows - 1) / rows);
+  return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+                   [&s, b, scale, group, rows](std::size_t i, ArenaRef& arena) noexcept {
+    const std::size_t g = i % s.d.kv_heads, first = i / s.d.kv_heads * rows;
+    const std::size_t h0 = g * group + first, n = mha_min(rows, group - first);
+    ArenaScope scope(arena);
+    FusedScratch f{};
+    EMHA_TRY(allocate_group(s.sh, n, arena, f));
+    return attend_group<K>(s.d, s.sh, s.o, b, h0, n, head_inputs(s, b, h0), s.positions.alibi_slopes, scale,
+                           f, head_output(s, h0), arena);
+  });
+}
+
 // The bodies capture only the Pass, the sequence and the scale: what they capture is a frame at
 // the bottom of the deepest call chain (Cortex-M stack, tests/firmware/stack_budget.py).
 template <class K>
@@ -53,6 +82,9 @@ template <class K>
   const float scale = s.o.scale != 0.0f ? s.o.scale : 1.0f / std::sqrt(float(d.d_k()));
   const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * d.d_model;
   if (s.o.attn_weights.data == nullptr) {  // fused
+    if constexpr (K::stack_groups) {
+      if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K>(s, b, scale, flops);
+    }
     const std::size_t items = d.heads * fused_tiles(s.sh);
     return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
                      [&s, b, scale](std::size_t i, ArenaRef& arena) noexcept {

@@ -160,11 +160,18 @@ inline constexpr std::size_t mha_block_kv = 192;
 
 constexpr std::size_t mha_min(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
 
+// A decode step's query heads of one GQA/MQA group go through one pass over their shared K/V
+// head (lib/src/attention/group_attention.hpp), stacked as rows of its products in chunks of at
+// most this many (each chunk one score tile [rows x mha_block_kv]).
+inline constexpr std::size_t mha_group_rows = 4;
+
 // Scratch bytes of one task slot (a thread's share of a stage), a multiple of 64. One stage at a
 // time: a projection GEMM's scratch (none with pre-packed weights; a task's column block needs at
 // most what the whole product does); or the heads' buffers: fused, one score tile, the online
-// softmax's row max and sum, and the tile GEMMs' scratch; unfused, one head's scores
-// [S_q, S_kv] and its GEMMs' scratch. Each buffer may lose 64 bytes to alignment.
+// softmax's row max and sum, and the tile GEMMs' scratch; with GQA/MQA, a decode step's stacked
+// group (group_attention.hpp): a score tile of at most mha_group_rows of its rows and the row
+// max and sum of all of them (no more than the fused path's when S_q >= group); unfused, one
+// head's scores [S_q, S_kv] and its GEMMs' scratch. Each buffer may lose 64 bytes to alignment.
 constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
@@ -174,10 +181,12 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t fused = (bq * bk * f + 64) + 2 * (bq * f + 64) +
                             mha_max(gemm_f32_scratch_bytes(bq, bk, d.d_k()),      // Q_t K_t^T
                                     gemm_f32_scratch_bytes(bq, d.d_k(), bk));     // P_t V_t
+  const std::size_t group = d.kv_heads < d.heads ? d.heads / d.kv_heads : 0;
+  const std::size_t stacked = group ? (mha_min(group, mha_group_rows) * bk * f + 64) + 2 * (group * f + 64) : 0;
   const std::size_t unfused = (d.max_seq_q * d.max_seq_kv * f + 64) +
                               mha_max(gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()),
                                       gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));
-  return arena_round_up(mha_max(project, mha_max(fused, d.weights ? unfused : 0)), 64);
+  return arena_round_up(mha_max(mha_max(project, stacked), mha_max(fused, d.weights ? unfused : 0)), 64);
 }
 
 // Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
