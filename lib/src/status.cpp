@@ -11,6 +11,13 @@ const char* to_string(Status s) noexcept {
     case Status::size_mismatch: return "size_mismatch";
     case Status::no_space: return "no_space";
     case Status::overlap: return "overlap";
+    case Status::truncated: return "truncated";
+    case Status::bad_magic: return "bad_magic";
+    case Status::bad_version: return "bad_version";
+    case Status::misaligned: return "misaligned";
+    case Status::bad_checksum: return "bad_checksum";
+    case Status::bad_format: return "bad_format";
+    case Status::config_mismatch: return "config_mismatch";
   }
   return "unknown";
 }

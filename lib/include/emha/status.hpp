@@ -13,6 +13,14 @@ enum class Status : std::uint8_t {
   size_mismatch,     // a caller buffer holds fewer elements than the shapes need
   no_space,          // an arena cannot satisfy the request
   overlap,           // an output buffer shares bytes with an input, another output or the arena
+  // A weight blob (emha/io/weight_blob.hpp) that load_weights() refuses:
+  truncated,         // fewer bytes than the header or than the blob says it has
+  bad_magic,         // not an emha weight blob
+  bad_version,       // a format version this build does not read
+  misaligned,        // the blob or a tensor is not aligned as the format requires
+  bad_checksum,      // the CRC-32 does not match the bytes
+  bad_format,        // the tensor table is inconsistent (out of bounds, unknown or repeated id)
+  config_mismatch,   // dims, options or tensor shapes differ from the Config
 };
 
 // A short constant name ("ok", "too_long", ...) for logs; never null.
