@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The fuzz target (tests/fuzz/fuzz_forward.cpp: clang's libFuzzer, ASan + UBSan on the harness and
-# on emha) built and run for a bounded time from the committed seed corpus. Exits non-zero on any
+# The fuzz targets (tests/fuzz/fuzz_forward.cpp and fuzz_blob.cpp, the weight blob loader: clang's
+# libFuzzer, ASan + UBSan on the harness and on emha) built and run for a bounded time from the
+# committed seed corpus (the loader for a third of the time, at least 20 s). Exits non-zero on any
 # finding (a contract breach, a sanitizer report, a crash, a time-out), with the input that caused
 # it under <out>/fuzz/findings/.
-#   bash tests/fuzz/run.sh [seconds] [out]      default 90 s, build trees under build/
-# New inputs collect in <out>/fuzz/corpus (read again by the next run); the committed seeds in
-# tests/fuzz/corpus/forward are only read. To refresh them (a minimized union of both):
-#   build/fuzz/emha_fuzz_forward -merge=1 tests/fuzz/corpus/forward build/fuzz/corpus
+#   bash tests/fuzz/run.sh [seconds] [out]      default 90 s (forward), build trees under build/
+# New inputs collect in <out>/fuzz/corpus-<name> (read again by the next run); the committed seeds
+# in tests/fuzz/corpus/<name> are only read. To refresh them (a minimized union of both):
+#   build/fuzz/emha_fuzz_forward -merge=1 tests/fuzz/corpus/forward build/fuzz/corpus-forward
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -17,13 +18,20 @@ dir=$(cd "$out" && pwd)/fuzz
 
 CXX=clang++ cmake -S tests/fuzz -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$dir" -j "$(nproc)"
-mkdir -p "$dir/corpus" "$dir/findings"
-log=$dir/fuzz.log
-echo "fuzzing forward, set_weights, forward_reference and ArenaRef::allocate for ${seconds}s (log: $log)"
-if ! "$dir/emha_fuzz_forward" "$dir/corpus" tests/fuzz/corpus/forward -max_total_time="$seconds" \
-     -max_len=256 -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/findings/" >"$log" 2>&1; then
-  grep -vE '^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)' "$log" | tail -n 80
-  echo "fuzz: FINDING (the input is in $dir/findings/; rerun: $dir/emha_fuzz_forward <that file>)" >&2
-  exit 1
-fi
-grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|Done)' "$log"
+mkdir -p "$dir/findings"
+# fuzz <target> <corpus name> <seconds> <max_len> <what>: one target from its committed seeds.
+fuzz() {
+  local target=$1 corpus=$2 secs=$3 max_len=$4 what=$5
+  local log=$dir/$target.log
+  mkdir -p "$dir/corpus-$corpus"
+  echo "fuzzing $what for ${secs}s (log: $log)"
+  if ! "$dir/$target" "$dir/corpus-$corpus" "tests/fuzz/corpus/$corpus" -max_total_time="$secs" \
+       -max_len="$max_len" -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/findings/" >"$log" 2>&1; then
+    grep -vE '^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)' "$log" | tail -n 80
+    echo "fuzz: FINDING (the input is in $dir/findings/; rerun: $dir/$target <that file>)" >&2
+    exit 1
+  fi
+  grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|Done)' "$log"
+}
+fuzz emha_fuzz_forward forward "$seconds" 256 "forward, set_weights, forward_reference and ArenaRef::allocate"
+fuzz emha_fuzz_blob blob $(( seconds / 3 > 20 ? seconds / 3 : 20 )) 4096 "load_weights (weight blobs)"

@@ -7,6 +7,8 @@
 #include <new>
 
 #include "emha/arena.hpp"
+#include "emha/attention/mha.hpp"
+#include "emha/io/weight_blob.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
@@ -16,6 +18,8 @@
 #include "emha/port.hpp"
 #include "heap_gate.hpp"
 #include "no_heap_attention.hpp"
+#include "support/blob_bytes.hpp"
+#include "support/numeric.hpp"
 
 namespace {
 
@@ -114,5 +118,28 @@ TEST_CASE("a forward split over the port's worker threads does not touch the hea
   const NoHeapAttentionResult r = run_threaded_attention_without_heap();
   const std::size_t attempts = heap_gate::disarm();
   CHECK(r.ok);
+  CHECK(attempts == 0);
+}
+
+namespace {
+struct BlobLayer : emha::MhaConfig<32, 4, 8> {};
+void fill_blob(float* p, std::size_t n, std::uint64_t seed) { emha::test::fill_uniform(p, n, seed, -0.2f, 0.2f); }
+}  // namespace
+
+TEST_CASE("loading a weight blob (valid, then corrupt) and taking its weights do not touch the heap") {
+  // Built before the gate: the blob stands for a file the application read or mapped.
+  emha::test::BlobBytes blob = emha::test::make_blob({32, 4, 4, 32, 32, 0xF},
+                                                     {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}}, fill_blob);
+  static emha::MultiHeadAttention<BlobLayer> mha;
+  heap_gate::arm();
+  emha::MhaWeights w;
+  const emha::Status loaded = emha::load_weights<BlobLayer>({blob.bytes.data(), blob.bytes.size()}, w);
+  const emha::Status taken = mha.set_weights(w);
+  blob.bytes[200] ^= 1;
+  const emha::Status corrupt = emha::load_weights<BlobLayer>({blob.bytes.data(), blob.bytes.size()}, w);
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(loaded == emha::Status::ok);
+  CHECK(taken == emha::Status::ok);
+  CHECK(corrupt == emha::Status::bad_checksum);
   CHECK(attempts == 0);
 }

@@ -5,6 +5,7 @@
 #include "emha/attention/config.hpp"
 #include "emha/attention/mha.hpp"
 #include "emha/attention/options.hpp"
+#include "emha/io/weight_blob.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"

@@ -1,0 +1,166 @@
+// load_weight_blob: validates an emha weight blob in the caller's buffer against a Config's dims
+// and points MhaWeights into it (the format: emha/io/weight_blob.hpp). Every field is read byte by
+// byte (little-endian whatever the host), every size is checked before it is used as an offset,
+// and nothing is written to `out` or `reference` unless the whole blob is valid.
+
+#include <cstdint>
+#include <cstring>
+
+#include "attention/return_on_error.hpp"
+#include "emha/io/weight_blob.hpp"
+
+namespace emha::detail {
+namespace {
+
+std::uint32_t u32_at(const unsigned char* p) noexcept {
+  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
+}
+
+float f32_at(const unsigned char* p) noexcept {
+  const std::uint32_t bits = u32_at(p);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Header field offsets (the table in weight_blob.hpp).
+enum Field : std::size_t {
+  f_version = 4, f_total = 8, f_crc = 12, f_header = 16, f_dtype = 20, f_layout = 24, f_d_model = 28,
+  f_heads = 32, f_kv_heads = 36, f_kdim = 40, f_vdim = 44, f_bias = 48, f_position = 52,
+  f_rope_pairing = 56, f_rope_dims = 60, f_rope_base = 64, f_xpos_scale_base = 68, f_window = 72,
+  f_norm = 76, f_norm_kind = 80, f_norm_eps = 84, f_norm_affine = 88, f_count = 92, f_ref_rows = 96,
+  f_ref_causal = 100,
+};
+
+// Every dim and option the blob states against the Config's; fields that do not apply to the
+// Config's position or norm are not compared (the exporter writes them as 0).
+bool same_config(const MhaDims& d, const unsigned char* p) noexcept {
+  const std::uint32_t bias = std::uint32_t(d.bias[0]) | std::uint32_t(d.bias[1]) << 1 |
+                             std::uint32_t(d.bias[2]) << 2 | std::uint32_t(d.bias[3]) << 3;
+  bool same = u32_at(p + f_dtype) == 1 && u32_at(p + f_layout) == 0 && u32_at(p + f_d_model) == d.d_model &&
+              u32_at(p + f_heads) == d.heads && u32_at(p + f_kv_heads) == d.kv_heads &&
+              u32_at(p + f_kdim) == d.kdim && u32_at(p + f_vdim) == d.vdim && u32_at(p + f_bias) == bias &&
+              u32_at(p + f_position) == std::uint32_t(d.position) && u32_at(p + f_window) == d.window &&
+              u32_at(p + f_norm) == std::uint32_t(d.norm);
+  if (d.position == Position::rope)
+    same = same && u32_at(p + f_rope_pairing) == std::uint32_t(d.rope_pairing) &&
+           u32_at(p + f_rope_dims) == d.rope_dims && f32_at(p + f_rope_base) == d.rope_base;
+  if (d.position == Position::xpos)
+    same = same && u32_at(p + f_rope_dims) == d.rope_dims && f32_at(p + f_xpos_scale_base) == d.xpos_scale_base;
+  if (d.norm != NormPlacement::none)
+    same = same && u32_at(p + f_norm_kind) == std::uint32_t(d.norm_kind) &&
+           f32_at(p + f_norm_eps) == d.norm_eps && u32_at(p + f_norm_affine) == std::uint32_t(d.norm_affine);
+  return same;
+}
+
+// The [rows, cols] a Config needs of tensor `id`; {0, 0} for one it does not use. The reference
+// tensors are [ref_rows, d_model] when the blob has a reference.
+struct Shape {
+  std::size_t rows = 0, cols = 0;
+};
+
+Shape expected_shape(const MhaDims& d, BlobTensor id, std::size_t ref_rows) noexcept {
+  const bool in_proj = d.same_embed_dim();
+  const bool gamma = d.norm != NormPlacement::none && d.norm_affine;
+  switch (id) {
+    case BlobTensor::in_proj_weight: return in_proj ? Shape{d.qkv_dim(), d.d_model} : Shape{};
+    case BlobTensor::q_proj_weight: return in_proj ? Shape{} : Shape{d.d_model, d.d_model};
+    case BlobTensor::k_proj_weight: return in_proj ? Shape{} : Shape{d.kv_dim(), d.kdim};
+    case BlobTensor::v_proj_weight: return in_proj ? Shape{} : Shape{d.kv_dim(), d.vdim};
+    case BlobTensor::in_proj_bias: return d.in_bias_floats() ? Shape{d.in_bias_floats(), 1} : Shape{};
+    case BlobTensor::out_proj_weight: return Shape{d.d_model, d.d_model};
+    case BlobTensor::out_proj_bias: return d.bias[3] ? Shape{d.d_model, 1} : Shape{};
+    case BlobTensor::norm_weight: return gamma ? Shape{d.d_model, 1} : Shape{};
+    case BlobTensor::norm_bias: return gamma && d.norm_kind == NormKind::layer_norm ? Shape{d.d_model, 1} : Shape{};
+    case BlobTensor::ref_input:
+    case BlobTensor::ref_output: return ref_rows ? Shape{ref_rows, d.d_model} : Shape{};
+  }
+  return Shape{};
+}
+
+constexpr BlobTensor all_ids[] = {
+    BlobTensor::in_proj_weight, BlobTensor::q_proj_weight, BlobTensor::k_proj_weight, BlobTensor::v_proj_weight,
+    BlobTensor::in_proj_bias,   BlobTensor::out_proj_weight, BlobTensor::out_proj_bias, BlobTensor::norm_weight,
+    BlobTensor::norm_bias,      BlobTensor::ref_input,       BlobTensor::ref_output,
+};
+
+bool known(std::uint32_t id) noexcept {
+  for (BlobTensor t : all_ids)
+    if (std::uint32_t(t) == id) return true;
+  return false;
+}
+
+Span<const float>* slot_of(BlobTensor id, MhaWeights& w, BlobReference& r) noexcept {
+  switch (id) {
+    case BlobTensor::in_proj_weight: return &w.in_proj_weight;
+    case BlobTensor::q_proj_weight: return &w.q_proj_weight;
+    case BlobTensor::k_proj_weight: return &w.k_proj_weight;
+    case BlobTensor::v_proj_weight: return &w.v_proj_weight;
+    case BlobTensor::in_proj_bias: return &w.in_proj_bias;
+    case BlobTensor::out_proj_weight: return &w.out_proj_weight;
+    case BlobTensor::out_proj_bias: return &w.out_proj_bias;
+    case BlobTensor::norm_weight: return &w.norm_weight;
+    case BlobTensor::norm_bias: return &w.norm_bias;
+    case BlobTensor::ref_input: return &r.input;
+    case BlobTensor::ref_output: return &r.output;
+  }
+  return nullptr;
+}
+
+// The framing: magic, version, sizes, alignment, checksum, table bounds. Sets the blob's length.
+Status check_frame(Span<const unsigned char> blob, std::size_t& total) noexcept {
+  const unsigned char* p = blob.data;
+  if (p == nullptr) return Status::null_pointer;
+  if (blob.size < blob_header_bytes) return Status::truncated;
+  if (std::memcmp(p, "EMHA", 4) != 0) return Status::bad_magic;
+  if (u32_at(p + f_version) != blob_version) return Status::bad_version;
+  total = u32_at(p + f_total);
+  if (total > blob.size) return Status::truncated;
+  if (total < blob_header_bytes) return Status::bad_format;
+  if (reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0) return Status::misaligned;
+  if (crc32(p + f_header, total - f_header) != u32_at(p + f_crc)) return Status::bad_checksum;
+  if (u32_at(p + f_header) != blob_header_bytes) return Status::bad_format;
+  const std::size_t count = u32_at(p + f_count);
+  if (count > blob_max_tensors || blob_header_bytes + count * blob_entry_bytes > total) return Status::bad_format;
+  return Status::ok;
+}
+
+}  // namespace
+
+Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWeights& out,
+                        BlobReference* reference) noexcept {
+  std::size_t total = 0;
+  EMHA_TRY(check_frame(blob, total));
+  const unsigned char* p = blob.data;
+  if (!same_config(d, p)) return Status::config_mismatch;
+  const std::size_t count = u32_at(p + f_count), ref_rows = u32_at(p + f_ref_rows);
+  const std::size_t data_begin = blob_header_bytes + count * blob_entry_bytes;
+  MhaWeights w{};
+  BlobReference r{};
+  std::uint32_t seen = 0;  // bit id: ids are below 32
+  for (std::size_t i = 0; i < count; ++i) {
+    const unsigned char* e = p + blob_header_bytes + i * blob_entry_bytes;
+    const std::uint32_t id = u32_at(e);
+    const std::size_t rows = u32_at(e + 4), cols = u32_at(e + 8), offset = u32_at(e + 12);
+    if (!known(id) || (seen >> id & 1u)) return Status::bad_format;
+    seen |= 1u << id;
+    if (offset % blob_tensor_align != 0) return Status::misaligned;
+    // rows * cols * 4 <= total - offset, without overflow (rows and cols are below 2^32).
+    if (offset < data_begin || offset > total || (cols != 0 && rows > (total - offset) / sizeof(float) / cols))
+      return Status::bad_format;
+    const Shape want = expected_shape(d, BlobTensor(id), ref_rows);
+    if (want.rows == 0 || rows != want.rows || cols != want.cols) return Status::config_mismatch;
+    *slot_of(BlobTensor(id), w, r) = {reinterpret_cast<const float*>(p + offset), rows * cols};
+  }
+  for (BlobTensor t : all_ids)  // every tensor the Config needs is there
+    if (expected_shape(d, t, ref_rows).rows != 0 && !(seen >> std::uint32_t(t) & 1u)) return Status::config_mismatch;
+  out = w;
+  if (reference) {
+    r.rows = ref_rows;
+    r.causal = u32_at(p + f_ref_causal) != 0;
+    *reference = r;
+  }
+  return Status::ok;
+}
+
+}  // namespace emha::detail

@@ -1,0 +1,106 @@
+#pragma once
+// A weight blob built byte by byte from the format's table (emha/io/weight_blob.hpp), for the
+// loader's tests and the fuzz target's seeds: independent of the library (its own CRC-32, the
+// offsets as literal numbers), so that a loader that misreads the format fails against it.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace emha::test {
+
+// Bitwise CRC-32 (IEEE, reflected 0xEDB88320): zlib.crc32.
+inline std::uint32_t crc32_bitwise(const unsigned char* p, std::size_t n) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+
+struct BlobTensorSpec {
+  std::uint32_t id, rows, cols;
+};
+
+struct BlobBytes {
+  std::vector<unsigned char> bytes;
+
+  void put(std::size_t at, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<unsigned char>(v >> (8 * i));
+  }
+  void put_f(std::size_t at, float f) {
+    std::uint32_t v;
+    std::memcpy(&v, &f, 4);
+    put(at, v);
+  }
+  std::uint32_t get(std::size_t at) const {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t(bytes[at + i]) << (8 * i);
+    return v;
+  }
+  // After an edit: the CRC of bytes [16, total) again (a blob whose only defect is the edit).
+  void reseal() { put(12, crc32_bitwise(bytes.data() + 16, get(8) - 16)); }
+  // Table entry i's field f (0 id, 1 rows, 2 cols, 3 offset).
+  std::size_t entry(std::size_t i, std::size_t f) const { return 128 + 16 * i + 4 * f; }
+  const float* tensor(std::size_t i) const {
+    return reinterpret_cast<const float*>(bytes.data() + get(entry(i, 3)));
+  }
+};
+
+// The header fields a test sets (offsets of weight_blob.hpp); the rest stay 0.
+struct BlobHeader {
+  std::uint32_t d_model, heads, kv_heads, kdim, vdim, bias;
+  std::uint32_t position = 0, rope_pairing = 0, rope_dims = 0;
+  float rope_base = 0, xpos_scale_base = 0;
+  std::uint32_t window = 0, norm = 0, norm_kind = 0;
+  float norm_eps = 0;
+  std::uint32_t norm_affine = 0, ref_rows = 0, ref_causal = 0;
+};
+
+// Tensor i holds uniform values from seed 100 + i (fill(float*, n, seed)), 64-byte aligned.
+template <class Fill>
+BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec>& tensors, Fill fill) {
+  std::size_t at = 128 + 16 * tensors.size();
+  std::vector<std::size_t> offsets;
+  for (const BlobTensorSpec& t : tensors) {
+    at = (at + 63) / 64 * 64;
+    offsets.push_back(at);
+    at += std::size_t(t.rows) * t.cols * 4;
+  }
+  BlobBytes b;
+  b.bytes.assign((at + 63) / 64 * 64, 0);
+  std::memcpy(b.bytes.data(), "EMHA", 4);
+  b.put(4, 1);
+  b.put(8, std::uint32_t(b.bytes.size()));
+  b.put(16, 128);
+  b.put(20, 1);
+  const std::uint32_t dims[] = {h.d_model, h.heads, h.kv_heads, h.kdim, h.vdim, h.bias, h.position, h.rope_pairing,
+                                h.rope_dims};
+  for (std::size_t i = 0; i < 9; ++i) b.put(28 + 4 * i, dims[i]);
+  b.put_f(64, h.rope_base);
+  b.put_f(68, h.xpos_scale_base);
+  b.put(72, h.window);
+  b.put(76, h.norm);
+  b.put(80, h.norm_kind);
+  b.put_f(84, h.norm_eps);
+  b.put(88, h.norm_affine);
+  b.put(92, std::uint32_t(tensors.size()));
+  b.put(96, h.ref_rows);
+  b.put(100, h.ref_causal);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const BlobTensorSpec& t = tensors[i];
+    b.put(b.entry(i, 0), t.id);
+    b.put(b.entry(i, 1), t.rows);
+    b.put(b.entry(i, 2), t.cols);
+    b.put(b.entry(i, 3), std::uint32_t(offsets[i]));
+    std::vector<float> v(std::size_t(t.rows) * t.cols);
+    fill(v.data(), v.size(), 100 + i);
+    std::memcpy(b.bytes.data() + offsets[i], v.data(), v.size() * 4);
+  }
+  b.reseal();
+  return b;
+}
+
+}  // namespace emha::test
