@@ -184,10 +184,11 @@ def family_nn_mha(ck, p, heads):
         w = ck.get(name, p)
         if w.dim() != 2:
             fail(f"{name} has shape {shape_str(w.shape)}, expected a matrix")
-        d = w.shape[1]
+        o = parts["o"][1]  # square [d_model, d_model]: says d_model even if in_proj is transposed
+        d = o.shape[0] if o.dim() == 2 and o.shape[0] == o.shape[1] else w.shape[1]
         if tuple(w.shape) != (3 * d, d):
             fail(f"{name} has shape {shape_str(w.shape)}, expected {shape_str((3 * d, d))} "
-                 f"(3 x d_model {d} rows, d_model {d} columns)")
+                 f"(3 x d_model {d} rows, d_model {d} columns; d_model from {parts['o'][0]})")
         for i, role in enumerate("qkv"):
             parts[role] = (f"{name} rows {i * d}..{(i + 1) * d - 1}", w[i * d:(i + 1) * d])
     else:
@@ -338,7 +339,10 @@ def default_norm(ck, args, family, p):
     layer = ck.submodule(parent) if p.endswith("self_attn") else None
     if isinstance(layer, torch.nn.TransformerEncoderLayer):
         placement = "pre" if layer.norm_first else "post"
-        norm = agree(norm, placement, ("--norm", f"{join(parent, 'norm_first')} ({placement}-LN)"))
+        if norm is not None and norm != placement:
+            fail(f"--norm {norm} disagrees with {join(parent, 'norm_first')} = {layer.norm_first} "
+                 f"({placement}-LN)")
+        norm = placement
         if norm in ("pre", "post") and prefix is None:
             prefix = join(parent, "norm1")
     own = {"linear": ("post", "layer_norm"), "proj": ("sub", "inner_attn_ln")}.get(family)
@@ -407,6 +411,8 @@ def build_layer(ck, args):
     if heads is None:
         fail("--heads is required: a state_dict does not say how many heads it has")
     family = detect_family(ck, p, args.family)
+    if family != "proj" and kv_flag is None:
+        kv_flag = heads  # GQA is read from k_proj's rows only: the other families have none
     parts = (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
              else FAMILIES[family][1](ck, p, heads))
     d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag)
