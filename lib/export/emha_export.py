@@ -450,8 +450,6 @@ def build_layer(ck, args):
     norm_kind, norm_eps, norm_affine, nw, nb = "layer_norm", 1e-5, True, None, None
     if norm != "none":
         norm_kind, norm_eps, norm_affine, nw, nb = read_norm(ck, args, d, norm, norm_prefix)
-        if norm_prefix:
-            ck.under(norm_prefix)  # its other tensors are checked below with P's
 
     allowed = ("inv_freq", ".xpos.scale", "num_batches_tracked")
     unused = [n for n in ck.under(p) + (ck.under(norm_prefix) if norm_prefix else [])

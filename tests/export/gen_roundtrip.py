@@ -43,7 +43,6 @@ from gen_seed_fixtures import (BlogEncoderAttention, FeatureMHA, LabmlMHA, PerHe
                                TorchscaleMHA, default_dtype, float64_copy, randomize)
 from read_blob import read_blob  # noqa: E402
 
-EXPORTER = HERE.parent.parent / "lib" / "export" / "emha_export.py"
 OUT_DIR = HERE / "fixtures"
 REF_TOLERANCE = 1e-5  # blob reference vs the real module's float64 output, max |difference|
 BATCH = 2
