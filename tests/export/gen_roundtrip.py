@@ -1,0 +1,302 @@
+"""Round-trip fixtures of the weight exporter (issue #18): for each naming family, a randomly
+initialized PyTorch module is saved with torch.save and exported by lib/export/emha_export.py run
+as a user runs it (a subprocess), and the module's own outputs are recorded for the C++ test.
+
+Writes, per case, into tests/export/fixtures/:
+  <case>.hpp           the exporter's header: namespace export_fixtures::<case> { Config,
+                       the weight arrays, weights(), the exporter's reference ref_input/ref_output }
+  <case>.bin           the exporter's blob (the same weights and reference)
+  <case>_expected.hpp  export_fixtures::<case>::expected: a test input (batch-first [B, S, dim]),
+                       the real module's float32 output `out` and its float64 copy's `out_f64` (the
+                       truth), and what the test passes to forward(): batch, seq_q, seq_kv, causal,
+                       scale (0: emha's 1/sqrt(d_k); the blog quirk's otherwise)
+It also checks that each blob's reference output (the exporter's own float64 implementation of
+emha's forward) equals the real module's float64 output on the reference input within 1e-5.
+
+Run from tests/export/ with /usr/bin/python3 (deterministic: rerunning writes identical files):
+
+    cd tests/export && /usr/bin/python3 gen_roundtrip.py
+
+Cases: nn_mha (in_proj_weight, causal), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_proj_weight, cross-
+attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
+post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
+o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
+labml (bias=False: V and output biases only, causal), blog (linear_q.. + layer_norm post-LN, the
+(d_k // heads) ** -0.5 scale), per_head (q_heads.i lists).
+"""
+import pathlib
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.dont_write_bytecode = True
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "attention"))
+from gen_fixtures import array_member  # noqa: E402
+from gen_seed_fixtures import (BlogEncoderAttention, FeatureMHA, LabmlMHA, PerHeadMHA,  # noqa: E402
+                               TorchscaleMHA, default_dtype, float64_copy, randomize)
+from read_blob import read_blob  # noqa: E402
+
+OUT_DIR = HERE / "fixtures"
+REF_TOLERANCE = 1e-5  # blob reference vs the real module's float64 output, max |difference|
+BATCH = 2
+
+
+def causal_mask(n):
+    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True = hidden
+
+
+class Case:
+    """One family: `module` (randomly initialized, float32), what torch.save stores (`saved`),
+    the exporter's flags, and run(m, q, k, v) -> out on batch-first inputs, for the float32 module
+    and its float64 copy alike (batch 1 for the reference check)."""
+    kdim = vdim = None
+    causal = False
+    scale = 0.0
+    seq_kv = None
+    whole_module = False
+
+    def __init__(self, name):
+        self.name = name
+        torch.manual_seed(zlib.crc32(name.encode()))
+        self.module = randomize(self.build())
+
+    def saved(self):
+        holder = self.holder()
+        return holder if self.whole_module else holder.state_dict()
+
+    def holder(self):
+        """The module at the case's --prefix in a parent (a realistic state_dict name)."""
+        root = nn.Module()
+        parent = root
+        parts = self.prefix.split(".")
+        for part in parts[:-1]:  # e.g. encoder / layers / 0
+            child = nn.Module()
+            parent.add_module(part, child)
+            parent = child
+        parent.add_module(parts[-1], self.module)
+        return root
+
+    def ref_run(self, m, x):
+        """The module on the reference input x [1, N, D] as emha's reference runs it."""
+        return self.run(m, x, x, x)
+
+
+class NnMha(Case):
+    prefix, flags, causal = "attn", ["--heads", "2", "--reference-rows", "7",
+                                     "--reference-causal"], True
+    d_model, seq = 16, 7
+
+    def build(self):
+        return nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def run(self, m, q, k, v):
+        return m(q, k, v, attn_mask=causal_mask(q.shape[1]), need_weights=False)[0]
+
+
+class NnMhaKvdim(Case):
+    prefix, flags = "decoder.cross_attn", ["--heads", "4", "--max-seq-kv", "8"]
+    d_model, seq, seq_kv, kdim, vdim = 16, 6, 7, 12, 20
+
+    def build(self):
+        return nn.MultiheadAttention(16, 4, kdim=12, vdim=20, batch_first=True)
+
+    def run(self, m, q, k, v):
+        return m(q, k, v, need_weights=False)[0]
+
+
+class EncoderLayer(Case):
+    # heads and the norm's eps come from the saved module's attributes (no --heads)
+    prefix, whole_module = "layers.0.self_attn", True
+    flags = ["--norm", "post", "--norm-prefix", "layers.0.norm1", "--reference-rows", "6"]
+    d_model, seq = 16, 6
+
+    def build(self):
+        layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
+        return nn.TransformerEncoder(layer, num_layers=1, enable_nested_tensor=False)
+
+    def holder(self):
+        return self.module
+
+    def run(self, m, q, k, v):  # the layer's self-attention block: norm1(x + self_attn(x))
+        layer = m.layers[0]
+        return layer.norm1(q + layer.self_attn(q, k, v, need_weights=False)[0])
+
+
+class Torchscale(Case):
+    prefix = "encoder.layers.0.self_attn"
+    flags = ["--heads", "2", "--position", "xpos", "--norm", "sub", "--reference-rows", "6"]
+    d_model, seq = 16, 6
+
+    def build(self):
+        return TorchscaleMHA(16, 2, xpos=True, subln=True)
+
+    def run(self, m, q, k, v):
+        with default_dtype(q.dtype):  # xPos's tensors in the module's dtype (float64 truth)
+            return m(q, k, v)[0]
+
+
+class HfGqa(Case):
+    prefix = "model.layers.0.self_attn"
+    flags = ["--heads", "4", "--kv-heads", "2", "--position", "rope", "--sliding-window", "5",
+             "--norm", "pre", "--norm-kind", "rms_norm", "--norm-prefix",
+             "model.layers.0.self_attn.norm", "--norm-eps", "1e-6", "--reference-rows", "8",
+             "--reference-causal"]
+    d_model, seq, causal = 24, 8, True
+
+    def build(self):
+        return FeatureMHA(24, 4, bias=False, kv_heads=2, position="rope", sliding_window=5,
+                          norm="pre", norm_kind="rms_norm", norm_eps=1e-6)
+
+    def run(self, m, q, k, v):
+        return m(q)
+
+
+class Labml(Case):
+    prefix, flags, causal = "mha", ["--heads", "4", "--reference-rows", "6",
+                                    "--reference-causal"], True
+    d_model, seq = 16, 6
+
+    def build(self):
+        return LabmlMHA(4, 16, bias=False)
+
+    def run(self, m, q, k, v):  # labml is sequence-first; its mask [S_q, S_kv, 1], 1 = attend
+        mask = ~causal_mask(q.shape[1])[:, :, None]
+        t = lambda x: x.transpose(0, 1)  # noqa: E731
+        return t(m(query=t(q), key=t(k), value=t(v), mask=mask))
+
+
+class Blog(Case):
+    prefix, flags = "encoder.layers.0.attention", ["--heads", "2", "--reference-rows", "6"]
+    d_model, seq = 16, 6
+
+    def build(self):
+        m = BlogEncoderAttention(16, 2)
+        self.scale = m.scale  # (d_k // heads) ** -0.5 = 0.5, not d_k ** -0.5
+        return m
+
+    def run(self, m, q, k, v):
+        return m(q, k, v)
+
+    def ref_run(self, m, x):  # the blob's reference uses emha's default scale 1/sqrt(d_k)
+        m.scale = m.d_k ** -0.5
+        return m(x, x, x)
+
+
+class PerHead(Case):
+    prefix, flags = "attn", ["--heads", "4", "--reference-rows", "6"]
+    d_model, seq = 16, 6
+
+    def build(self):
+        return PerHeadMHA(16, 4)
+
+    def run(self, m, q, k, v):
+        return m(q)
+
+
+CASES = [("nn_mha", NnMha), ("nn_mha_kvdim", NnMhaKvdim), ("encoder_layer", EncoderLayer),
+         ("torchscale", Torchscale), ("hf_gqa", HfGqa), ("labml", Labml), ("blog", Blog),
+         ("per_head", PerHead)]
+
+
+def export(case, tmp):
+    """Runs the exporter on the saved checkpoint as a user would; returns the command line."""
+    checkpoint = tmp / f"{case.name}.pt"
+    torch.save(case.saved(), checkpoint)
+    cmd = ["/usr/bin/python3", "../../lib/export/emha_export.py", str(checkpoint), "--prefix",
+           case.prefix, *case.flags, "--max-batch", str(BATCH), "--max-seq-q", str(case.seq),
+           "--name", f"export_fixtures::{case.name}", "--header", f"fixtures/{case.name}.hpp",
+           "--blob", f"fixtures/{case.name}.bin"]
+    if "--max-seq-kv" not in case.flags:
+        cmd += ["--max-seq-kv", str(case.seq)]
+    done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"{case.name}: the exporter failed ({done.returncode}): {done.stderr.strip()}")
+    return cmd
+
+
+def check_reference(case):
+    """The blob's reference output against the real module's float64 output; max |difference|."""
+    header, tensors = read_blob((OUT_DIR / f"{case.name}.bin").read_bytes())
+    if 16 not in tensors:
+        return None
+    x = torch.from_numpy(tensors[16].copy()).double()[None]
+    with torch.no_grad():
+        truth = case.ref_run(float64_copy(case.module), x)[0].numpy()
+    err = float(np.abs(tensors[17].astype(np.float64) - truth).max())
+    if err > REF_TOLERANCE:
+        sys.exit(f"{case.name}: the blob's reference output differs from the module's by {err:.3e}")
+    return err
+
+
+def expected_header(case, arrays):
+    b = lambda v: "true" if v else "false"  # noqa: E731
+    self_attention = case.kdim is None
+    seq_kv = case.seq_kv or case.seq
+    lines = [
+        f"// Generated by tests/export/gen_roundtrip.py (torch {torch.__version__}). Do not edit.",
+        "#pragma once", "#include <cstddef>", "", f'#include "{case.name}.hpp"', "",
+        f"namespace export_fixtures::{case.name} {{",
+        f"// {type(case.module).__name__} saved as "
+        f"{'a whole module' if case.whole_module else 'a state_dict'}, exported with: "
+        f"{' '.join(case.flags)}",
+        "struct expected {",
+        f'  static constexpr const char* name = "{case.name}";',
+        f'  static constexpr const char* blob = "{case.name}.bin";  // beside this header',
+        f"  static constexpr std::size_t batch = {BATCH}, seq_q = {case.seq}, seq_kv = {seq_kv};",
+        f"  static constexpr bool self_attention = {b(self_attention)};  "
+        "// key and value are the query tensor",
+        f"  static constexpr bool causal = {b(case.causal)};  // the test sets emha's causal mask",
+        f"  static constexpr float scale = {array_member_scale(case.scale)};  "
+        "// ForwardOptions::scale: 0 = 1/sqrt(d_k)",
+        "  // query [batch, seq_q, d_model], key [batch, seq_kv, kdim], value [batch, seq_kv, vdim],",
+        "  // out / out_f64 [batch, seq_q, d_model]: batch-first (Layout::batch_first)",
+    ]
+    for member, arr in arrays.items():
+        if self_attention and member in ("key", "value"):
+            lines.append(f"  static constexpr const float (&{member})[{arr.size}] = query;")
+        else:
+            lines += array_member(member, arr, set())
+    lines += ["};", f"}}  // namespace export_fixtures::{case.name}", ""]
+    return "\n".join(lines)
+
+
+def array_member_scale(scale):
+    return "0.0f" if scale == 0 else float(np.float32(scale)).hex() + "f"
+
+
+def main():
+    OUT_DIR.mkdir(exist_ok=True)
+    print(f"{'case':14s} {'blob':>6s} {'header':>7s}  ref - module f64   module f32 - f64")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, kind in CASES:
+            case = kind(name)
+            export(case, pathlib.Path(tmp))
+            ref_err = check_reference(case)
+            g = torch.Generator().manual_seed(zlib.crc32(name.encode()) + 1)
+            q = torch.randn(BATCH, case.seq, case.d_model, generator=g)
+            k = v = q
+            if case.kdim is not None:
+                k = torch.randn(BATCH, case.seq_kv, case.kdim, generator=g)
+                v = torch.randn(BATCH, case.seq_kv, case.vdim, generator=g)
+            with torch.no_grad():
+                out = case.run(case.module, q, k, v)
+                out64 = case.run(float64_copy(case.module), q.double(), k.double(), v.double())
+            arrays = {"query": q.numpy(), "key": k.numpy(), "value": v.numpy(),
+                      "out": out.numpy(), "out_f64": out64.numpy()}
+            assert all(np.isfinite(a).all() for a in arrays.values()), name
+            (OUT_DIR / f"{name}_expected.hpp").write_text(expected_header(case, arrays))
+            err = float(np.abs(out.double() - out64).max())
+            sizes = [(OUT_DIR / f"{name}{s}").stat().st_size for s in (".bin", ".hpp")]
+            ref = "   (none)" if ref_err is None else f"{ref_err:.3e}"
+            print(f"{name:14s} {sizes[0]:6d} {sizes[1]:7d}  {ref:>16s}   {err:.3e}")
+
+
+if __name__ == "__main__":
+    main()
