@@ -52,6 +52,7 @@ cmake --build "$out/no-exceptions" -j "$jobs"
 step "install, then find_package(emha) and add_subdirectory from a consumer project"
 rm -rf "$out/prefix"
 cmake --install "$out/no-exceptions" --prefix "$out/prefix" >/dev/null
+/usr/bin/python3 "$out/prefix/share/emha/emha-export" --help >/dev/null  # the installed exporter runs
 for mode in package subdirectory; do
   cmake -S tests/consumer -B "$out/consumer-$mode" -DCMAKE_BUILD_TYPE=Release \
     -DCONSUMER_MODE=$mode -DCMAKE_PREFIX_PATH="$out/prefix" -DEMHA_SOURCE_DIR="$root" \
@@ -59,6 +60,9 @@ for mode in package subdirectory; do
   cmake --build "$out/consumer-$mode" -j "$jobs"
   "$out/consumer-$mode/consumer"
 done
+
+step "README: from a PyTorch checkpoint to emha-run on this machine, a Pi (qemu-aarch64) and a Cortex-M4 (qemu-system-arm)"
+bash tests/export/readme_flow.sh
 
 step "bench/icount/mha_callgrind.sh 32: the instruction-count script runs (its counts: bench/README.md)"
 EMHA_BUILD_ROOT="$out" bash bench/icount/mha_callgrind.sh 32

@@ -1,0 +1,205 @@
+// emha-run: the on-device benchmark of a user's own exported layer (issue #18), for Linux boards
+// (Raspberry Pi) and the host. Compiled against the header lib/export/emha_export.py wrote (its
+// Config: sizes are compile-time constants), it loads the blob the exporter wrote beside it,
+// checks the blob against that Config, checks forward() against the reference output embedded
+// by the exporter (PyTorch float64), then times forward() on random inputs and, for
+// self-attention, decode steps through a KvCache:
+//   emha-run MODEL.bin [--seq S] [--decode T] [--reps R]
+// Prints latency (median, p90 over R calls), GFLOP/s and the arena and cache bytes. Exit status:
+// 0 ok, 1 the reference check failed, 2 a bad blob or call (its status is printed).
+// Build (bench/device/emha_run.cmake): cmake -DEMHA_RUN_MODEL=model.hpp -DEMHA_RUN_NAME=model.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "emha/emha.hpp"
+#include EMHA_RUN_HEADER
+
+namespace {
+
+using Config = EMHA_RUN_NAME::Config;
+using Layer = emha::MultiHeadAttention<Config>;
+constexpr std::size_t D = Config::d_model;
+constexpr bool self_attention = Config::kdim == D && Config::vdim == D;
+
+struct Args {
+  const char* blob = nullptr;
+  std::size_t seq = Config::max_seq_q, decode = 16, reps = 200;
+};
+
+bool parse(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--seq") == 0 && has_value) {
+      a.seq = std::strtoul(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--decode") == 0 && has_value) {
+      a.decode = std::strtoul(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--reps") == 0 && has_value) {
+      a.reps = std::strtoul(argv[++i], nullptr, 10);
+    } else if (argv[i][0] != '-' && a.blob == nullptr) {
+      a.blob = argv[i];
+    } else {
+      return false;
+    }
+  }
+  return a.blob != nullptr && a.seq > 0 && a.seq <= Config::max_seq_q && a.reps > 0;
+}
+
+// The file's bytes, 64-byte aligned (the loader needs 4; 64 keeps each tensor on a cache line).
+struct Blob {
+  std::unique_ptr<unsigned char[]> storage;
+  unsigned char* data = nullptr;
+  std::size_t size = 0;
+};
+
+bool read_blob(const char* path, Blob& b) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return false;
+  b.size = static_cast<std::size_t>(f.tellg());
+  b.storage.reset(new unsigned char[b.size + 64]);
+  b.data = b.storage.get() + (64 - reinterpret_cast<std::uintptr_t>(b.storage.get()) % 64) % 64;
+  f.seekg(0);
+  return static_cast<bool>(f.read(reinterpret_cast<char*>(b.data), static_cast<std::streamsize>(b.size)));
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(seed >> 8) / float(1u << 23) - 1.0f;  // [-1, 1)
+  }
+  return v;
+}
+
+bool failed(emha::Status s, const char* what) {
+  if (s == emha::Status::ok) return false;
+  std::printf("emha-run: %s: %s\n", what, emha::to_string(s));
+  return true;
+}
+
+// forward() of batch 1 over s queries and s_kv keys: self-attention when K and V are the query.
+emha::Status run(Layer& mha, std::size_t s, std::size_t s_kv, const float* q, const float* kv, float* y, bool causal) {
+  emha::ForwardOptions o;
+  o.masks.causal = causal;
+  const emha::Span<const float> qs{q, s * D};
+  const emha::Span<const float> ks = self_attention ? qs : emha::Span<const float>{kv, s_kv * Config::kdim};
+  const emha::Span<const float> vs = self_attention ? qs : emha::Span<const float>{kv, s_kv * Config::vdim};
+  return mha.forward({s, s_kv, 1, emha::Layout::batch_first}, qs, ks, vs, {y, s * D}, o);
+}
+
+// The exporter's reference (float64 PyTorch): |emha - ref| <= tol * (1 + |ref|), tol the suite's
+// float32 budget for the dot products along the way (tests/attention/seed_support.hpp).
+int check_reference(Layer& mha, const emha::BlobReference& ref) {
+  if (ref.rows == 0) {
+    std::printf("reference: none in the blob (exported without --reference-rows)\n");
+    return 0;
+  }
+  std::vector<float> y(ref.rows * D);
+  if (failed(run(mha, ref.rows, ref.rows, ref.input.data, ref.input.data, y.data(), ref.causal), "reference forward"))
+    return 2;
+  const std::size_t norm = Config::norm != emha::NormPlacement::none ? 2 * D : 0;
+  const double tol = 4.0 * double(2 * D + D / Config::heads + ref.rows + norm) / 16777216.0;
+  double worst = 0, excess = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double e = std::fabs(double(y[i]) - double(ref.output.data[i]));
+    worst = std::max(worst, e);
+    excess = std::max(excess, e / (tol * (1.0 + std::fabs(double(ref.output.data[i])))));
+  }
+  const bool ok = excess <= 1.0;
+  std::printf("reference: %zu rows%s: max |emha - exported| %.3g, %.3f of the bound: %s\n", ref.rows,
+              ref.causal ? ", causal" : "", worst, excess, ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
+
+struct Timing {
+  double median_us, p90_us;
+};
+
+template <class F>
+Timing time_calls(std::size_t reps, F&& call) {
+  std::vector<double> us(reps);
+  for (std::size_t r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call(r);
+    us[r] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+  std::sort(us.begin(), us.end());
+  return {us[reps / 2], us[std::min(reps - 1, reps * 9 / 10)]};
+}
+
+// FLOPs of one forward: the projections and scale Q K^T, P V (2 per multiply-add).
+double flops(std::size_t s, std::size_t s_kv) {
+  const double kv = double(Config::kv_heads) * (D / Config::heads);
+  return 2.0 * s * D * D * 2 + 2.0 * s_kv * kv * (Config::kdim + Config::vdim) + 4.0 * s * s_kv * D;
+}
+
+// T decode steps (one token each) after a prefill of `prefill` tokens, each step timed.
+int decode_steps(Layer& mha, std::size_t prefill, std::size_t steps) {
+  if constexpr (self_attention) {
+    static emha::KvCache<Config> cache;  // static: its bytes are a compile-time constant
+    // The prefill leaves room for the steps (at least one token of each).
+    steps = std::min(steps, cache.capacity - 1);
+    prefill = std::min(prefill, cache.capacity - steps);
+    if (steps == 0) return 0;
+    const auto x = random_floats((prefill + steps) * D, 11);
+    std::vector<float> y(prefill * D);
+    emha::ForwardOptions o;
+    o.masks.causal = true;
+    emha::Status s = mha.forward({prefill, cache.keys(prefill), 1, emha::Layout::batch_first},
+                                 {x.data(), prefill * D}, {y.data(), prefill * D}, cache, o);
+    const Timing t = time_calls(steps, [&](std::size_t i) {
+      const float* xi = x.data() + (prefill + i) * D;
+      if (s == emha::Status::ok)
+        s = mha.forward({1, cache.keys(1), 1, emha::Layout::batch_first}, {xi, D}, {y.data(), D}, cache, o);
+    });
+    if (failed(s, "decode step")) return 2;
+    std::printf("decode: %zu steps after a %zu-token prefill: median %.1f us, p90 %.1f us; KvCache %zu B\n", steps,
+                prefill, t.median_us, t.p90_us, cache.bytes);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse(argc, argv, a)) {
+    std::printf("usage: emha-run MODEL.bin [--seq S<=%zu] [--decode T] [--reps R]\n", Config::max_seq_q);
+    return 2;
+  }
+  Blob blob;
+  if (!read_blob(a.blob, blob)) {
+    std::printf("emha-run: cannot read %s\n", a.blob);
+    return 2;
+  }
+  emha::MhaWeights w;
+  emha::BlobReference ref;
+  if (failed(emha::load_weights<Config>({blob.data, blob.size}, w, &ref), a.blob)) return 2;
+  static Layer mha;  // static: with its arena, too large for a thread's stack
+  if (failed(mha.set_weights(w), "set_weights")) return 2;
+  std::printf("emha-run: %s, d_model %zu, heads %zu, kv_heads %zu, ISA %s; blob %zu B, arena %zu B, packed weights %zu B\n",
+              a.blob, D, Config::heads, Config::kv_heads, emha::simd_isa(), blob.size, Layer::arena_bytes,
+              Layer::packed_weight_bytes);
+  const int checked = check_reference(mha, ref);
+  if (checked != 0) return checked;
+
+  const std::size_t s_kv = self_attention ? a.seq : Config::max_seq_kv;
+  const auto q = random_floats(a.seq * D, 7), kv = random_floats(s_kv * std::max(Config::kdim, Config::vdim), 9);
+  std::vector<float> y(a.seq * D);
+  emha::Status s = emha::Status::ok;
+  const Timing t = time_calls(a.reps, [&](std::size_t) {
+    if (s == emha::Status::ok) s = run(mha, a.seq, s_kv, q.data(), kv.data(), y.data(), ref.causal);
+  });
+  if (failed(s, "forward")) return 2;
+  std::printf("forward: S_q %zu, S_kv %zu, batch 1: median %.1f us, p90 %.1f us, %.2f GFLOP/s (%zu calls)\n", a.seq,
+              s_kv, t.median_us, t.p90_us, flops(a.seq, s_kv) / t.median_us * 1e-3, a.reps);
+  return decode_steps(mha, a.seq, a.decode);
+}

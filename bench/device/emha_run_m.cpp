@@ -1,0 +1,64 @@
+// emha-run for Cortex-M (issue #18): the layer of an exported header (its Config, its weights as
+// const arrays: in flash), checked against the reference the exporter embedded (export with
+// --reference-rows N [--reference-causal]) and timed with the port's cycle counter through the
+// tick-based runner (micro_bench.hpp). No file system, no heap: every buffer is static.
+// Build: bench/device/cortex_m/CMakeLists.txt (-DEMHA_RUN_MODEL=<header>); under qemu-system-arm
+// the check is exact and the timings are meaningless (run it on the board for those).
+
+#include <cmath>
+#include <cstddef>
+#include <new>
+
+#include "cortex_m.hpp"
+#include "emha/emha.hpp"
+#include "micro_bench.hpp"
+#include EMHA_RUN_HEADER
+
+namespace {
+
+namespace model = EMHA_RUN_NAME;
+using Config = model::Config;
+using Layer = emha::MultiHeadAttention<Config>;
+using emha::cortex_m::Line;
+constexpr std::size_t D = Config::d_model, rows = model::ref_rows;
+static_assert(rows > 0 && rows <= Config::max_seq_q, "export with --reference-rows N (N <= max_seq_q)");
+
+alignas(Layer) unsigned char g_slot[sizeof(Layer)];
+float g_y[rows * D];
+
+}  // namespace
+
+int main() {
+  Layer& mha = *new (g_slot) Layer;  // placement: no heap
+  if (mha.set_weights(model::weights()) != emha::Status::ok) {
+    Line() << "emha-run: set_weights failed";
+    return 2;
+  }
+  emha::ForwardOptions o;
+  o.masks.causal = model::ref_causal;
+  const emha::Span<const float> x{model::ref_input, rows * D};
+  const auto call = [&] { return mha.forward({rows, rows, 1}, x, x, x, g_y, o); };
+  if (call() != emha::Status::ok) {
+    Line() << "emha-run: forward failed";
+    return 2;
+  }
+  // |emha - reference| <= tol * (1 + |reference|), the suite's float32 budget (emha_run.cpp).
+  const std::size_t norm = Config::norm != emha::NormPlacement::none ? 2 * D : 0;
+  const double tol = 4.0 * double(2 * D + D / Config::heads + rows + norm) / 16777216.0;
+  double worst = 0;
+  for (std::size_t i = 0; i < rows * D; ++i) {
+    const double e = std::fabs(double(g_y[i]) - double(model::ref_output[i])) /
+                     (tol * (1.0 + std::fabs(double(model::ref_output[i]))));
+    if (e > worst) worst = e;
+  }
+  Line() << "emha-run: d_model " << static_cast<unsigned>(D) << ", heads " << static_cast<unsigned>(Config::heads)
+         << ", kernels " << emha::simd_isa() << ", arena " << static_cast<unsigned>(Layer::arena_bytes)
+         << " B, object " << static_cast<unsigned>(sizeof(Layer)) << " B";
+  Line() << "reference: " << static_cast<unsigned>(rows) << " rows, worst error " << worst << " of the bound: "
+         << (worst <= 1.0 ? "ok" : "FAILED");
+  const double kv = double(Config::kv_heads) * double(D / Config::heads);
+  const double flops = 2.0 * rows * (2.0 * D * D + kv * double(Config::kdim + Config::vdim)) + 4.0 * rows * rows * D;
+  emha::device_bench::run("forward", flops, call);
+  mha.~Layer();
+  return worst <= 1.0 ? 0 : 1;
+}

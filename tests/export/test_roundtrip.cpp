@@ -1,0 +1,66 @@
+// Round trip of every exported fixture (issue #18): a randomly initialized PyTorch module of each
+// naming family, exported by lib/export/emha_export.py (tests/export/gen_roundtrip.py). Its header
+// compiled into this suite and its blob read from disk (as emha-run does) give the same weights
+// bit for bit and the same outputs, within the suite's float32 budget of the real module's;
+// the blob's embedded reference is met; a Config with the wrong head count is refused.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "export/fixtures/all.hpp"
+#include "export/roundtrip.hpp"
+
+namespace {
+
+// The blob's bytes, 64-byte aligned as a mapped file would be.
+struct FileBytes {
+  std::vector<unsigned char> storage;
+  emha::Span<const unsigned char> span;
+};
+
+FileBytes read_fixture(const char* name) {
+  std::ifstream f(std::string(EMHA_EXPORT_FIXTURES) + "/" + name, std::ios::binary);
+  const std::vector<unsigned char> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  FileBytes b;
+  b.storage.resize(bytes.size() + 64);
+  const std::size_t shift = (64 - reinterpret_cast<std::uintptr_t>(b.storage.data()) % 64) % 64;
+  std::copy(bytes.begin(), bytes.end(), b.storage.begin() + std::ptrdiff_t(shift));
+  b.span = {b.storage.data() + shift, bytes.size()};
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("an exported PyTorch module round-trips: header, blob, outputs", E, roundtrip) {
+  const FileBytes blob = read_fixture(E::blob);
+  REQUIRE(blob.span.size > 0);
+  const emha::test::RoundTrip r = emha::test::round_trip<E>(blob.span);
+  INFO(std::string(E::name) << ": max |emha - f64| " << r.mine << ", max |torch f32 - f64| " << r.theirs
+               << ", max |emha - torch| / (1 + |torch|) " << r.vs_torch << " (tolerance " << r.tolerance << ")");
+  REQUIRE(r.loaded == emha::Status::ok);
+  CHECK(r.same_weights);
+  CHECK(r.from_blob == emha::Status::ok);
+  CHECK(r.from_header == emha::Status::ok);
+  CHECK(r.same_outputs);
+  CHECK(r.vs_torch <= r.tolerance);
+  CHECK(r.reference <= 1.0);
+  CHECK(r.wrong_heads == emha::Status::config_mismatch);
+  MESSAGE("round trip " << std::string(E::name) << ": emha max error vs float64 " << r.mine << ", torch float32 " << r.theirs
+                        << ", ratio " << r.mine / r.theirs);
+}
+TEST_CASE_TEMPLATE_APPLY(roundtrip, export_fixtures::all);
+
+TEST_CASE("a blob is refused by a Config it was not exported for, and when damaged") {
+  using E = export_fixtures::hf_gqa::expected;
+  FileBytes blob = read_fixture(E::blob);
+  emha::MhaWeights w;
+  CHECK(emha::load_weights<export_fixtures::nn_mha::Config>(blob.span, w) == emha::Status::config_mismatch);
+  blob.storage[std::size_t(blob.span.data - blob.storage.data()) + blob.span.size - 70] ^= 1;
+  CHECK(emha::load_weights<E::config>(blob.span, w) == emha::Status::bad_checksum);
+  CHECK(emha::load_weights<E::config>({blob.span.data, 100}, w) == emha::Status::truncated);
+}
