@@ -27,6 +27,7 @@ int main() {
   fw::test_parity();
   fw::test_seed_parity();
   fw::test_kv_cache();
+  fw::test_export();
   const unsigned failed = fw::failures();
   fw::Line() << "emha firmware: " << fw::checks() << " checks, " << failed << " failed";
   return failed > 255 ? 255 : static_cast<int>(failed);

@@ -39,5 +39,6 @@ void test_norm_rope();
 void test_parity();
 void test_seed_parity();
 void test_kv_cache();
+void test_export();
 
 }  // namespace fw
