@@ -1,0 +1,440 @@
+"""Part of emha_export.py (issue #18): reading one attention layer from a PyTorch checkpoint.
+
+The checkpoint's tensors (Checkpoint), the naming families, the layer's dims and norm, each checked,
+and build_layer: the layer's Config values and tensors under emha's names. Every inconsistency is an
+ExportError (fail) naming the tensor and both shapes; emha_export.py prints it and exits with 1.
+"""
+import torch
+
+HEADS_ATTRS = ("num_heads", "heads", "n_heads", "num_attention_heads")
+KV_HEADS_ATTRS = ("num_key_value_heads", "kv_heads", "n_kv_heads")
+
+
+class ExportError(Exception):
+    pass
+
+
+def fail(message):
+    raise ExportError(message)
+
+
+def shape_str(shape):
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def join(prefix, name):
+    return f"{prefix}.{name}" if prefix else name
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading the checkpoint
+
+class Checkpoint:
+    """The checkpoint's tensors by name (float32, detached), the module if it was one, and which
+    names the export has used (the rest under the prefix is an error: nothing is ignored)."""
+
+    def __init__(self, path):
+        obj = torch.load(path, map_location="cpu")
+        self.module = obj if isinstance(obj, torch.nn.Module) else None
+        if self.module is not None:
+            state = self.module.state_dict()
+        elif isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):
+            state = obj["state_dict"]
+        elif isinstance(obj, dict):
+            state = obj
+        else:
+            fail(f"{path}: neither a state_dict nor a module (a {type(obj).__name__})")
+        self.tensors = {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
+        self.used = set()
+
+    def has(self, name):
+        return name in self.tensors
+
+    def under(self, prefix):
+        return sorted(n for n in self.tensors if not prefix or n.startswith(prefix + "."))
+
+    def found(self, prefix):
+        names = self.under(prefix)
+        shown = ", ".join(names[:24]) + (f", ... ({len(names)} in all)" if len(names) > 24 else "")
+        return f"found under '{prefix}': {shown}" if names else f"nothing is under '{prefix}'"
+
+    def get(self, name, prefix):
+        """The tensor `name` as float32 (missing: an error listing what is under `prefix`)."""
+        if name not in self.tensors:
+            fail(f"{name} is missing; {self.found(prefix)}")
+        self.used.add(name)
+        t = self.tensors[name].detach().to(torch.float32).contiguous()
+        bad = ~torch.isfinite(t)
+        if bool(bad.any()):
+            first = [int(i) for i in bad.nonzero()[0]]
+            fail(f"{name} has shape {shape_str(t.shape)} and {int(bad.sum())} non-finite values "
+                 f"(the first at {first}, {float(self.tensors[name].reshape(-1)[bad.reshape(-1)][0])})")
+        return t
+
+    def optional(self, name, prefix):
+        return self.get(name, prefix) if name in self.tensors else None
+
+    def submodule(self, path):
+        if self.module is None:
+            return None
+        try:
+            return self.module.get_submodule(path)
+        except AttributeError:
+            return None
+
+
+def int_attr(module, names):
+    for n in names:
+        v = getattr(module, n, None)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return n, v
+    return None, None
+
+
+def agree(flag, value, where):
+    """A flag's value when given, else the module attribute's; an error when both differ."""
+    if flag is not None and value is not None and flag != value:
+        fail(f"{where[0]} {flag} disagrees with {where[1]} = {value}")
+    return flag if flag is not None else value
+
+
+# --------------------------------------------------------------------------------------------------
+# Families: each returns the layer's tensors as {role: (source name, tensor)}, roles q, k, v, o
+# (weights [out, in]) and qb, kb, vb, ob (biases, absent ones left out)
+
+def read_linear(ck, p, roles, names):
+    """roles[i] <- P.names[i].weight (and .bias when present)."""
+    parts = {}
+    for role, name in zip(roles, names):
+        parts[role] = (join(p, name + ".weight"), ck.get(join(p, name + ".weight"), p))
+        b = join(p, name + ".bias")
+        if ck.has(b):
+            parts[role + "b"] = (b, ck.get(b, p))
+    return parts
+
+
+def family_nn_mha(ck, p, heads):
+    for extra in ("bias_k", "bias_v"):
+        if ck.has(join(p, extra)):
+            fail(f"{join(p, extra)}: add_bias_kv=True is not supported by emha "
+                 "(a learned key/value row appended to every sequence)")
+    parts = read_linear(ck, p, ["o"], ["out_proj"])
+    if ck.has(join(p, "in_proj_weight")):
+        name = join(p, "in_proj_weight")
+        w = ck.get(name, p)
+        if w.dim() != 2:
+            fail(f"{name} has shape {shape_str(w.shape)}, expected a matrix")
+        o = parts["o"][1]  # square [d_model, d_model]: says d_model even if in_proj is transposed
+        d = o.shape[0] if o.dim() == 2 and o.shape[0] == o.shape[1] else w.shape[1]
+        if tuple(w.shape) != (3 * d, d):
+            fail(f"{name} has shape {shape_str(w.shape)}, expected {shape_str((3 * d, d))} "
+                 f"(3 x d_model {d} rows, d_model {d} columns; d_model from {parts['o'][0]})")
+        for i, role in enumerate("qkv"):
+            parts[role] = (f"{name} rows {i * d}..{(i + 1) * d - 1}", w[i * d:(i + 1) * d])
+    else:
+        for role in "qkv":
+            name = join(p, f"{role}_proj_weight")
+            parts[role] = (name, ck.get(name, p))
+    bname = join(p, "in_proj_bias")
+    if ck.has(bname):
+        b = ck.get(bname, p)
+        d = parts["q"][1].shape[0]
+        if tuple(b.shape) != (3 * d,):
+            fail(f"{bname} has shape {shape_str(b.shape)}, expected {shape_str((3 * d,))} "
+                 f"(3 x d_model {d})")
+        for i, role in enumerate("qkv"):
+            parts[role + "b"] = (f"{bname} {i * d}..{(i + 1) * d - 1}", b[i * d:(i + 1) * d])
+    return parts
+
+
+def family_proj(ck, p, heads):
+    out = "o_proj" if ck.has(join(p, "o_proj.weight")) else "out_proj"
+    return read_linear(ck, p, ["q", "k", "v", "o"], ["q_proj", "k_proj", "v_proj", out])
+
+
+def family_labml(ck, p, heads):
+    return read_linear(ck, p, ["q", "k", "v", "o"],
+                       ["query.linear", "key.linear", "value.linear", "output"])
+
+
+def family_linear(ck, p, heads):
+    return read_linear(ck, p, ["q", "k", "v", "o"],
+                       ["linear_q", "linear_k", "linear_v", "linear_final"])
+
+
+PER_HEAD_LISTS = (("q_heads", "k_heads", "v_heads"), ("Wq", "Wk", "Wv"))
+
+
+def head_list(ck, p, name, expected, flag):
+    """The per-head linears P.name.0 .. : (weight, bias or None) each, exactly `expected` of them."""
+    n = 0
+    while ck.has(join(p, f"{name}.{n}.weight")):
+        n += 1
+    if n != expected:
+        fail(f"{join(p, name)} has {n} entries ({name}.0 .. {name}.{n - 1}), expected {expected} "
+             f"({flag} {expected})")
+    return [(ck.get(join(p, f"{name}.{i}.weight"), p), ck.optional(join(p, f"{name}.{i}.bias"), p))
+            for i in range(n)]
+
+
+def family_per_head(ck, p, heads, kv_heads):
+    lists = next((l for l in PER_HEAD_LISTS if ck.has(join(p, l[0] + ".0.weight"))), None)
+    if lists is None:
+        fail(f"{join(p, 'q_heads.0.weight')} (or Wq.0.weight) is missing; {ck.found(p)}")
+    parts = {}
+    for role, name in zip("qkv", lists):
+        count, flag = (heads, "--heads") if role == "q" or not kv_heads else (kv_heads, "--kv-heads")
+        entries = head_list(ck, p, name, count, flag)
+        shape0 = entries[0][0].shape
+        for i, (w, b) in enumerate(entries):
+            if w.shape != shape0:
+                fail(f"{join(p, f'{name}.{i}.weight')} has shape {shape_str(w.shape)}, expected "
+                     f"{shape_str(shape0)} (as {name}.0.weight)")
+            if (b is None) != (entries[0][1] is None):
+                fail(f"{join(p, f'{name}.{i}.bias')}: some heads of {join(p, name)} have a bias, "
+                     "others not")
+        src = f"{join(p, name)}.0..{len(entries) - 1}.weight (concatenated)"
+        parts[role] = (src, torch.cat([w for w, _ in entries]))
+        if entries[0][1] is not None:
+            parts[role + "b"] = (src.replace("weight", "bias"), torch.cat([b for _, b in entries]))
+    out = next((o for o in ("output_linear", "Wo", "out") if ck.has(join(p, o + ".weight"))), None)
+    if out is None:
+        fail(f"{join(p, 'output_linear.weight')} (or Wo.weight, out.weight) is missing; {ck.found(p)}")
+    parts.update(read_linear(ck, p, ["o"], [out]))
+    return parts
+
+
+FAMILIES = {
+    "nn_mha": (("in_proj_weight", "q_proj_weight"), family_nn_mha),
+    "proj": (("q_proj.weight",), family_proj),
+    "labml": (("query.linear.weight",), family_labml),
+    "linear": (("linear_q.weight",), family_linear),
+    "per_head": (("q_heads.0.weight", "Wq.0.weight"), None),
+}
+
+
+def detect_family(ck, p, family):
+    if family != "auto":
+        return family
+    found = [f for f, (keys, _) in FAMILIES.items() if any(ck.has(join(p, k)) for k in keys)]
+    if len(found) != 1:
+        what = "no family's tensors" if not found else "the tensors of " + ", ".join(found)
+        fail(f"--family auto: '{p}' holds {what}; {ck.found(p)}")
+    return found[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# Shapes: the layer's dims from its tensors, each checked
+
+def expect(entry, shape, why):
+    name, t = entry
+    if tuple(t.shape) != tuple(shape):
+        fail(f"{name} has shape {shape_str(t.shape)}, expected {shape_str(shape)} ({why})")
+
+
+def layer_dims(parts, heads, kv_flag):
+    """d_model, d_k, kv_heads, kdim, vdim from the Q/K/V/O tensors, every shape checked."""
+    for role in ("q", "k", "v", "o"):
+        name, t = parts[role]
+        if t.dim() != 2:
+            fail(f"{name} has shape {shape_str(t.shape)}, expected a matrix [out, in]")
+    d = parts["q"][1].shape[1]
+    expect(parts["q"], (d, d), f"d_model {d} rows and columns: a Linear's [out_features, in_features]")
+    if heads <= 0 or d % heads:
+        fail(f"--heads {heads} does not divide d_model {d} ({parts['q'][0]} has shape "
+             f"{shape_str(parts['q'][1].shape)})")
+    d_k = d // heads
+    kname, k = parts["k"]
+    rows, kdim = k.shape
+    if kv_flag is not None:
+        kv_heads = kv_flag
+        expect(parts["k"], (kv_heads * d_k, kdim),
+               f"kv_heads {kv_heads} x d_k {d_k} rows, kdim {kdim} columns")
+    else:
+        if rows % d_k:
+            fail(f"{kname} has shape {shape_str(k.shape)}: {rows} rows are not a multiple of d_k "
+                 f"{d_k} (d_model {d} / heads {heads})")
+        kv_heads = rows // d_k
+    if kv_heads <= 0 or heads % kv_heads:
+        fail(f"{kname} has shape {shape_str(k.shape)}: kv_heads {kv_heads} ({rows} rows / d_k "
+             f"{d_k}) does not divide heads {heads}")
+    vdim = parts["v"][1].shape[1]
+    expect(parts["v"], (kv_heads * d_k, vdim),
+           f"kv_heads {kv_heads} x d_k {d_k} rows, as {kname}, vdim {vdim} columns")
+    expect(parts["o"], (d, d), f"d_model {d} rows and columns")
+    for role, width in (("qb", d), ("kb", kv_heads * d_k), ("vb", kv_heads * d_k), ("ob", d)):
+        if role in parts:
+            expect(parts[role], (width,), f"{width} outputs of its projection")
+    return d, d_k, kv_heads, kdim, vdim
+
+
+# --------------------------------------------------------------------------------------------------
+# The norm: placement, kind, eps, affine tensors
+
+def default_norm(ck, args, family, p):
+    """(placement, norm prefix) from the flags, the module (TransformerEncoderLayer.norm_first)
+    or the family's own norm (linear: P.layer_norm post; proj: P.inner_attn_ln sub)."""
+    norm, prefix = args.norm, args.norm_prefix
+    parent = p.rpartition(".")[0] if p.endswith("self_attn") and "." in p else ""
+    layer = ck.submodule(parent) if p.endswith("self_attn") else None
+    if isinstance(layer, torch.nn.TransformerEncoderLayer):
+        placement = "pre" if layer.norm_first else "post"
+        if norm is not None and norm != placement:
+            fail(f"--norm {norm} disagrees with {join(parent, 'norm_first')} = {layer.norm_first} "
+                 f"({placement}-LN)")
+        norm = placement
+        if norm in ("pre", "post") and prefix is None:
+            prefix = join(parent, "norm1")
+    own = {"linear": ("post", "layer_norm"), "proj": ("sub", "inner_attn_ln")}.get(family)
+    if own and ck.has(join(p, own[1] + ".weight")):
+        if norm is None:
+            norm = own[0]
+        if norm == own[0] and prefix is None:
+            prefix = join(p, own[1])
+    norm = norm or "none"
+    if norm != "none" and prefix is None:
+        fail(f"--norm {norm} needs --norm-prefix (the norm's tensors, e.g. "
+             f"{join(p, 'norm')}.weight); {ck.found(p)}")
+    return norm, prefix
+
+
+def read_norm(ck, args, d, norm, prefix):
+    """(kind, eps, affine, weight entry, bias entry) of the norm at `prefix`."""
+    kind, eps = args.norm_kind, args.norm_eps
+    module = ck.submodule(prefix)
+    if module is not None:
+        is_ln = isinstance(module, torch.nn.LayerNorm)
+        kind = agree(kind, "layer_norm" if is_ln else "rms_norm", ("--norm-kind", f"{prefix} "
+                     f"({type(module).__name__})"))
+        m_eps = next((getattr(module, a) for a in ("eps", "variance_epsilon")
+                      if isinstance(getattr(module, a, None), float)), None)
+        eps = agree(eps, m_eps, ("--norm-eps", f"{prefix}.eps"))
+    wname, bname = join(prefix, "weight"), join(prefix, "bias")
+    w, b = ck.optional(wname, prefix), ck.optional(bname, prefix)
+    if kind is None:
+        if w is None:
+            fail(f"--norm {norm}: {wname} is missing (a norm without weights needs --norm-kind); "
+                 f"{ck.found(prefix)}")
+        kind = "layer_norm" if b is not None else "rms_norm"
+    if kind == "rms_norm" and b is not None:
+        fail(f"{bname} has shape {shape_str(b.shape)}, expected none (an RMSNorm has no bias)")
+    if kind == "layer_norm" and (w is None) != (b is None):
+        have, miss = (wname, bname) if w is not None else (bname, wname)
+        fail(f"{have} is present but {miss} is missing (emha's LayerNorm has both or neither)")
+    if eps is None:
+        if kind == "rms_norm":
+            fail(f"--norm-kind rms_norm needs --norm-eps ({prefix}: HF Llama uses 1e-6 or 1e-5; "
+                 "a state_dict does not say)")
+        eps = 1e-5  # torch.nn.LayerNorm's default
+    if eps < 0:
+        fail(f"--norm-eps {eps} is negative")
+    entries = [(wname, w), (bname, b)]
+    for e in entries:
+        if e[1] is not None:
+            expect(e, (d,), f"d_model {d}")
+    return kind, eps, w is not None, entries[0] if w is not None else None, \
+        entries[1] if b is not None else None
+
+
+# --------------------------------------------------------------------------------------------------
+# The layer: everything the Config and the blob say
+
+def build_layer(ck, args):
+    p = args.prefix
+    module = ck.submodule(p)
+    heads, kv_flag = args.heads, args.kv_heads
+    if module is not None:
+        attr, value = int_attr(module, HEADS_ATTRS)
+        heads = agree(heads, value, ("--heads", join(p, attr or "num_heads")))
+        attr, value = int_attr(module, KV_HEADS_ATTRS)
+        kv_flag = agree(kv_flag, value, ("--kv-heads", join(p, attr or "kv_heads")))
+    if heads is None:
+        fail("--heads is required: a state_dict does not say how many heads it has")
+    family = detect_family(ck, p, args.family)
+    if family != "proj" and kv_flag is None:
+        kv_flag = heads  # GQA is read from k_proj's rows only: the other families have none
+    parts = (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
+             else FAMILIES[family][1](ck, p, heads))
+    d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag)
+    if isinstance(module, torch.nn.MultiheadAttention):
+        for attr, value in (("kdim", kdim), ("vdim", vdim)):
+            if getattr(module, attr) != value:
+                fail(f"{join(p, attr)} = {getattr(module, attr)} disagrees with the K/V weights' "
+                     f"{value} columns")
+
+    position = args.position
+    xpos_module = getattr(module, "xpos", None) if module is not None else None
+    if module is not None and hasattr(module, "xpos"):  # torchscale: xpos is None or an XPOS
+        position = agree(position, "xpos" if xpos_module is not None else None,
+                         ("--position", f"{join(p, 'xpos')} (an XPOS module)"))
+        if position == "xpos" and xpos_module is None:
+            fail(f"--position xpos disagrees with {join(p, 'xpos')} = None")
+    position = position or "none"
+    scale_base = args.xpos_scale_base
+    if xpos_module is not None and hasattr(xpos_module, "scale_base"):
+        scale_base = agree(scale_base, float(xpos_module.scale_base),
+                           ("--xpos-scale-base", join(p, "xpos.scale_base")))
+    rope_dims = 0
+    if position == "rope":
+        rope_dims = args.rope_dims or d_k
+        if rope_dims % 2 or rope_dims > d_k:
+            fail(f"--rope-dims {rope_dims} must be even and at most d_k {d_k}")
+    elif position == "xpos":
+        rope_dims = d_k
+        if d_k % 2:
+            fail(f"--position xpos needs an even d_k, d_model {d} / heads {heads} = {d_k}")
+        if args.sliding_window:
+            fail("--position xpos has no --sliding-window (torchscale's xPos centres every position)")
+
+    norm, norm_prefix = default_norm(ck, args, family, p)
+    norm_kind, norm_eps, norm_affine, nw, nb = "layer_norm", 1e-5, True, None, None
+    if norm != "none":
+        norm_kind, norm_eps, norm_affine, nw, nb = read_norm(ck, args, d, norm, norm_prefix)
+
+    allowed = ("inv_freq", ".xpos.scale", "num_batches_tracked")
+    unused = [n for n in ck.under(p) + (ck.under(norm_prefix) if norm_prefix else [])
+              if n not in ck.used and not n.endswith(allowed)]
+    if unused:
+        fail(f"{unused[0]} (shape {shape_str(ck.tensors[unused[0]].shape)}) is under the prefix but "
+             f"not used by this export ({len(unused)} unused: {', '.join(unused[:8])}); a norm "
+             "needs --norm/--norm-prefix, anything else is not supported")
+
+    bias = {r: (r + "b") in parts for r in "qkvo"}
+    same = kdim == d and vdim == d
+    tensors = {}
+    if same:
+        tensors["in_proj_weight"] = torch.cat([parts[r][1] for r in "qkv"])
+    else:
+        for r in "qkv":
+            tensors[f"{r}_proj_weight"] = parts[r][1]
+    if any(bias[r] for r in "qkv"):
+        tensors["in_proj_bias"] = torch.cat([parts[r + "b"][1] for r in "qkv" if bias[r]])
+    tensors["out_proj_weight"] = parts["o"][1]
+    if bias["o"]:
+        tensors["out_proj_bias"] = parts["ob"][1]
+    if nw is not None:
+        tensors["norm_weight"] = nw[1]
+    if nb is not None:
+        tensors["norm_bias"] = nb[1]
+
+    max_seq_q = args.max_seq_q or max(64, args.reference_rows)
+    cfg = dict(family=family, d_model=d, heads=heads, kv_heads=kv_heads, d_k=d_k, kdim=kdim,
+               vdim=vdim, bias=bias, max_seq_q=max_seq_q,
+               max_seq_kv=args.max_seq_kv or max_seq_q, max_batch=args.max_batch,
+               max_threads=args.max_threads, prepack=not args.no_prepack,
+               attention_weights=not args.no_attention_weights, position=position,
+               rope_pairing=args.rope_pairing, rope_dims=rope_dims, rope_base=args.rope_base,
+               xpos_scale_base=scale_base if scale_base is not None else 512.0,
+               sliding_window=args.sliding_window, norm=norm, norm_kind=norm_kind,
+               norm_eps=norm_eps, norm_affine=norm_affine if norm != "none" else True)
+    for key in ("max_seq_q", "max_seq_kv", "max_batch", "max_threads"):
+        if cfg[key] <= 0:
+            fail(f"--{key.replace('_', '-')} {cfg[key]} must be positive")
+    if args.reference_rows > cfg["max_seq_q"] or args.reference_rows > cfg["max_seq_kv"]:
+        fail(f"--reference-rows {args.reference_rows} exceeds --max-seq-q {cfg['max_seq_q']} or "
+             f"--max-seq-kv {cfg['max_seq_kv']}")
+    if position == "rope" and cfg["rope_base"] <= 0:
+        fail(f"--rope-base {cfg['rope_base']} must be positive")
+    if position == "xpos" and cfg["xpos_scale_base"] <= 0:
+        fail(f"--xpos-scale-base {cfg['xpos_scale_base']} must be positive")
+    return cfg, tensors

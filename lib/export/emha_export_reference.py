@@ -1,0 +1,133 @@
+"""Part of emha_export.py (issue #18): the reference, emha's forward in float64.
+
+ALiBi slopes, RoPE, xPos and the norms as emha computes them, reference_forward on one layer
+(self-attention, batch 1) and make_reference: the seeded input and its output that the blob and
+the header carry for emha-run's check.
+"""
+import math
+
+import torch
+
+from emha_export_read import fail
+
+# --------------------------------------------------------------------------------------------------
+# The reference: emha's forward in float64 (self-attention, batch 1)
+
+def get_slopes(n):  # the ALiBi reference's (ofirpress/attention_with_linear_biases)
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + get_slopes(2 * closest)[0::2][:n - closest]
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def rotate_every_two(x):
+    return torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).flatten(-2)
+
+
+def rope(x, cfg):
+    """HF Llama's rotary embedding on the first rope_dims of each head; x [heads, n, d_k]."""
+    n, d_rot = x.shape[1], cfg["rope_dims"]
+    inv_freq = 1.0 / (cfg["rope_base"] ** (torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot))
+    freqs = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None]
+    half = cfg["rope_pairing"] == "half"
+    emb = torch.cat((freqs, freqs), -1) if half else freqs.repeat_interleave(2, -1)
+    rot = x[..., :d_rot]
+    rot = rot * emb.cos() + (rotate_half(rot) if half else rotate_every_two(rot)) * emb.sin()
+    return torch.cat((rot, x[..., d_rot:]), -1)
+
+
+def xpos(x, scale_base, downscale):
+    """torchscale's XPOS.forward(x, offset=0, downscale); x [heads, n, d_k]."""
+    n, d_k = x.shape[1], x.shape[2]
+    scale_buf = (torch.arange(0, d_k, 2, dtype=torch.float64) + 0.4 * d_k) / (1.4 * d_k)
+    min_pos = -n // 2
+    scale = scale_buf ** (torch.arange(min_pos, min_pos + n, dtype=torch.float64) / scale_base)[:, None]
+    half = d_k // 2
+    inv_freq = 1.0 / (10000 ** (torch.arange(half, dtype=torch.float64) / half))
+    angle = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None]
+    if downscale:
+        scale = 1 / scale
+    sin = (angle.sin() * scale).repeat_interleave(2, -1)
+    cos = (angle.cos() * scale).repeat_interleave(2, -1)
+    return x * cos + rotate_every_two(x) * sin
+
+
+def normalize(x, cfg, w, b):
+    if cfg["norm_kind"] == "layer_norm":
+        mean = x.mean(-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(-1, keepdim=True)
+        y = (x - mean) / torch.sqrt(var + cfg["norm_eps"])
+    else:
+        y = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + cfg["norm_eps"])
+    if w is not None:
+        y = y * w
+    return y + b if b is not None else y
+
+
+def reference_forward(cfg, tensors, x, causal):
+    """x [n, d_model] float64 -> the layer's output [n, d_model] float64."""
+    t = {k: v.double() for k, v in tensors.items()}
+    d, h, kvh, d_k = cfg["d_model"], cfg["heads"], cfg["kv_heads"], cfg["d_k"]
+    kv_dim, n = kvh * d_k, x.shape[0]
+    nw, nb = t.get("norm_weight"), t.get("norm_bias")
+    inp = normalize(x, cfg, nw, nb) if cfg["norm"] == "pre" else x
+    w = t["in_proj_weight"]
+    widths = [d, kv_dim, kv_dim]
+    starts = [0, d, d + kv_dim]
+    bias_all = t.get("in_proj_bias")
+    proj, bias_at = [], 0
+    for i, r in enumerate("qkv"):
+        y = inp @ w[starts[i]:starts[i] + widths[i]].T
+        if cfg["bias"][r]:
+            y = y + bias_all[bias_at:bias_at + widths[i]]
+            bias_at += widths[i]
+        proj.append(y)
+    q = proj[0].view(n, h, d_k).transpose(0, 1)
+    k = proj[1].view(n, kvh, d_k).transpose(0, 1)
+    v = proj[2].view(n, kvh, d_k).transpose(0, 1)
+    if cfg["position"] == "rope":
+        q, k = rope(q, cfg), rope(k, cfg)
+    elif cfg["position"] == "xpos":
+        q, k = xpos(q, cfg["xpos_scale_base"], False), xpos(k, cfg["xpos_scale_base"], True)
+    k, v = k.repeat_interleave(h // kvh, 0), v.repeat_interleave(h // kvh, 0)
+    scores = (q @ k.transpose(1, 2)) * d_k ** -0.5  # [h, n, n]
+    pos = torch.arange(n)
+    behind = pos[:, None] - pos[None, :]  # query i minus key j
+    if cfg["position"] == "alibi":
+        slopes = torch.tensor(get_slopes(h), dtype=torch.float64)
+        scores = scores - slopes[:, None, None] * behind.abs().double()[None]
+    blocked = torch.zeros(n, n, dtype=torch.bool)
+    if causal:
+        blocked |= behind < 0
+    if cfg["sliding_window"]:
+        blocked |= behind >= cfg["sliding_window"]
+    scores = scores.masked_fill(blocked[None], float("-inf"))
+    ctx = (torch.softmax(scores, -1) @ v).transpose(0, 1).reshape(n, d)
+    if cfg["norm"] == "sub":
+        ctx = normalize(ctx, cfg, nw, nb)
+    out = ctx @ t["out_proj_weight"].T
+    if "out_proj_bias" in t:
+        out = out + t["out_proj_bias"]
+    if cfg["norm"] == "pre":
+        out = x + out
+    elif cfg["norm"] == "post":
+        out = normalize(x + out, cfg, nw, nb)
+    return out
+
+
+def make_reference(cfg, tensors, rows, causal, seed):
+    """(input, output) float32 [rows, d_model]: input uniform(-1, 1) from `seed`."""
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.rand(rows, cfg["d_model"], generator=g, dtype=torch.float64) * 2 - 1).float()
+    out = reference_forward(cfg, tensors, x.double(), causal).float()
+    if not bool(torch.isfinite(out).all()):
+        fail("the reference output is not finite")
+    return x, out
