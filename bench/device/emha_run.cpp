@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "emha/emha.hpp"
+#include "run_checks.hpp"
 #include EMHA_RUN_HEADER
 
 namespace {
@@ -95,8 +95,7 @@ emha::Status run(Layer& mha, std::size_t s, std::size_t s_kv, const float* q, co
   return mha.forward({s, s_kv, 1, emha::Layout::batch_first}, qs, ks, vs, {y, s * D}, o);
 }
 
-// The exporter's reference (float64 PyTorch): |emha - ref| <= tol * (1 + |ref|), tol the suite's
-// float32 budget for the dot products along the way (tests/attention/seed_support.hpp).
+// The exporter's reference (float64 PyTorch), within the suite's float32 budget (run_checks.hpp).
 int check_reference(Layer& mha, const emha::BlobReference& ref) {
   if (ref.rows == 0) {
     std::printf("reference: none in the blob (exported without --reference-rows)\n");
@@ -105,17 +104,10 @@ int check_reference(Layer& mha, const emha::BlobReference& ref) {
   std::vector<float> y(ref.rows * D);
   if (failed(run(mha, ref.rows, ref.rows, ref.input.data, ref.input.data, y.data(), ref.causal), "reference forward"))
     return 2;
-  const std::size_t norm = Config::norm != emha::NormPlacement::none ? 2 * D : 0;
-  const double tol = 4.0 * double(2 * D + D / Config::heads + ref.rows + norm) / 16777216.0;
-  double worst = 0, excess = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    const double e = std::fabs(double(y[i]) - double(ref.output.data[i]));
-    worst = std::max(worst, e);
-    excess = std::max(excess, e / (tol * (1.0 + std::fabs(double(ref.output.data[i])))));
-  }
-  const bool ok = excess <= 1.0;
+  const emha::run::ReferenceErrors e = emha::run::reference_errors<Config>(y.data(), ref.output.data, ref.rows);
+  const bool ok = e.excess <= 1.0;
   std::printf("reference: %zu rows%s: max |emha - exported| %.3g, %.3f of the bound: %s\n", ref.rows,
-              ref.causal ? ", causal" : "", worst, excess, ok ? "ok" : "FAILED");
+              ref.causal ? ", causal" : "", e.worst, e.excess, ok ? "ok" : "FAILED");
   return ok ? 0 : 1;
 }
 
@@ -133,12 +125,6 @@ Timing time_calls(std::size_t reps, F&& call) {
   }
   std::sort(us.begin(), us.end());
   return {us[reps / 2], us[std::min(reps - 1, reps * 9 / 10)]};
-}
-
-// FLOPs of one forward: the projections and scale Q K^T, P V (2 per multiply-add).
-double flops(std::size_t s, std::size_t s_kv) {
-  const double kv = double(Config::kv_heads) * (D / Config::heads);
-  return 2.0 * s * D * D * 2 + 2.0 * s_kv * kv * (Config::kdim + Config::vdim) + 4.0 * s * s_kv * D;
 }
 
 // T decode steps (one token each) after a prefill of `prefill` tokens, each step timed.
@@ -200,6 +186,6 @@ int main(int argc, char** argv) {
   });
   if (failed(s, "forward")) return 2;
   std::printf("forward: S_q %zu, S_kv %zu, batch 1: median %.1f us, p90 %.1f us, %.2f GFLOP/s (%zu calls)\n", a.seq,
-              s_kv, t.median_us, t.p90_us, flops(a.seq, s_kv) / t.median_us * 1e-3, a.reps);
+              s_kv, t.median_us, t.p90_us, emha::run::forward_flops<Config>(a.seq, s_kv) / t.median_us * 1e-3, a.reps);
   return decode_steps(mha, a.seq, a.decode);
 }

@@ -5,13 +5,13 @@
 // Build: bench/device/cortex_m/CMakeLists.txt (-DEMHA_RUN_MODEL=<header>); under qemu-system-arm
 // the check is exact and the timings are meaningless (run it on the board for those).
 
-#include <cmath>
 #include <cstddef>
 #include <new>
 
 #include "cortex_m.hpp"
 #include "emha/emha.hpp"
 #include "micro_bench.hpp"
+#include "run_checks.hpp"
 #include EMHA_RUN_HEADER
 
 namespace {
@@ -42,22 +42,13 @@ int main() {
     Line() << "emha-run: forward failed";
     return 2;
   }
-  // |emha - reference| <= tol * (1 + |reference|), the suite's float32 budget (emha_run.cpp).
-  const std::size_t norm = Config::norm != emha::NormPlacement::none ? 2 * D : 0;
-  const double tol = 4.0 * double(2 * D + D / Config::heads + rows + norm) / 16777216.0;
-  double worst = 0;
-  for (std::size_t i = 0; i < rows * D; ++i) {
-    const double e = std::fabs(double(g_y[i]) - double(model::ref_output[i])) /
-                     (tol * (1.0 + std::fabs(double(model::ref_output[i]))));
-    if (e > worst) worst = e;
-  }
+  const double worst = emha::run::reference_errors<Config>(g_y, model::ref_output, rows).excess;
   Line() << "emha-run: d_model " << static_cast<unsigned>(D) << ", heads " << static_cast<unsigned>(Config::heads)
          << ", kernels " << emha::simd_isa() << ", arena " << static_cast<unsigned>(Layer::arena_bytes)
          << " B, object " << static_cast<unsigned>(sizeof(Layer)) << " B";
   Line() << "reference: " << static_cast<unsigned>(rows) << " rows, worst error " << worst << " of the bound: "
          << (worst <= 1.0 ? "ok" : "FAILED");
-  const double kv = double(Config::kv_heads) * double(D / Config::heads);
-  const double flops = 2.0 * rows * (2.0 * D * D + kv * double(Config::kdim + Config::vdim)) + 4.0 * rows * rows * D;
+  const double flops = emha::run::forward_flops<Config>(rows, rows);
   emha::device_bench::run("forward", flops, call);
   mha.~Layer();
   return worst <= 1.0 ? 0 : 1;

@@ -37,7 +37,15 @@ struct OneHead : C {  // the wrong head count: every exported fixture has 2 or m
   static constexpr std::size_t heads = 1, kv_heads = 1;
 };
 
-bool same_span(Span<const float> a, Span<const float> b) {
+// The suite's float32 budget (seed_support.hpp's seed_tolerance, from a Config): |emha - torch|
+// <= budget * (1 + |torch|) over S_kv keys.
+template <class C>
+double budget(std::size_t s_kv) {
+  const std::size_t norm = C::norm != NormPlacement::none ? 2 * C::d_model : 0;
+  return 4.0 * double(2 * C::d_model + C::d_model / C::heads + s_kv + norm) / 16777216.0;
+}
+
+inline bool same_span(Span<const float> a, Span<const float> b) {
   return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size * sizeof(float)) == 0);
 }
 
@@ -84,8 +92,7 @@ RoundTrip round_trip(Span<const unsigned char> blob) {
   if (r.from_header == Status::ok) r.from_header = rd::run<E>(*a, y_header);
   r.same_outputs = std::memcmp(y_blob, y_header, sizeof y_blob) == 0;
 
-  const std::size_t norm = C::norm != NormPlacement::none ? 2 * D : 0;
-  r.tolerance = 4.0 * double(2 * D + D / C::heads + E::seq_kv + norm) / 16777216.0;
+  r.tolerance = rd::budget<C>(E::seq_kv);
   for (std::size_t i = 0; i < n; ++i) {
     const double y = y_blob[i], t = E::out[i], t64 = E::out_f64[i];
     const double scaled = std::fabs(y - t) / (1.0 + std::fabs(t));
@@ -98,7 +105,7 @@ RoundTrip round_trip(Span<const unsigned char> blob) {
     ForwardOptions o;
     o.masks.causal = E::reference_causal;
     const Span<const float> x{ref.input.data, E::reference_rows * D};
-    const double tol = 4.0 * double(2 * D + D / C::heads + E::reference_rows + norm) / 16777216.0;
+    const double tol = rd::budget<C>(E::reference_rows);
     if (ref.rows != E::reference_rows || ref.input.data == nullptr) {
       r.reference = 1e9;
     } else if (a->forward({E::reference_rows, E::reference_rows, 1, Layout::batch_first}, x, x, x,

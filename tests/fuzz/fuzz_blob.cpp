@@ -18,7 +18,6 @@
 
 #include "emha/emha.hpp"
 #include "support/blob_bytes.hpp"
-#include "support/numeric.hpp"
 
 namespace {
 
@@ -33,15 +32,13 @@ struct Gqa : emha::MhaConfig<32, 4, 8> {
   static constexpr emha::NormKind norm_kind = emha::NormKind::rms_norm;
 };
 
-void fill(float* p, std::size_t n, std::uint64_t seed) { emha::test::fill_uniform(p, n, seed, -0.2f, 0.2f); }
-
 const emha::test::BlobBytes& base(bool gqa) {
   static const emha::test::BlobBytes plain = emha::test::make_blob(
       {32, 4, 4, 32, 32, 0xF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 1},
-      {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}, {16, 3, 32}, {17, 3, 32}}, fill);
+      {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}, {16, 3, 32}, {17, 3, 32}});
   static const emha::test::BlobBytes grouped = emha::test::make_blob(
       {32, 4, 2, 24, 40, 0, 1, 0, 8, 10000.0f, 0, 0, 2, 1, 1e-5f, 1},
-      {{2, 32, 32}, {3, 16, 24}, {4, 16, 40}, {6, 32, 32}, {8, 32, 1}}, fill);
+      {{2, 32, 32}, {3, 16, 24}, {4, 16, 40}, {6, 32, 32}, {8, 32, 1}});
   return gqa ? grouped : plain;
 }
 

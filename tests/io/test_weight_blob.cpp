@@ -60,9 +60,7 @@ struct PostLn : Plain {
   static constexpr emha::NormPlacement norm = emha::NormPlacement::post;
 };
 
-void fill(float* p, std::size_t n, std::uint64_t seed) { emha::test::fill_uniform(p, n, seed, -0.2f, 0.2f); }
-
-BlobBytes plain_blob() { return emha::test::make_blob(plain_header, plain_tensors, fill); }
+BlobBytes plain_blob() { return emha::test::make_blob(plain_header, plain_tensors); }
 
 emha::Span<const unsigned char> span_of(const BlobBytes& b) { return {b.bytes.data(), b.bytes.size()}; }
 
@@ -132,7 +130,7 @@ TEST_CASE("a valid blob loads in place: spans into the buffer, forward() as with
 }
 
 TEST_CASE("GQA, kdim/vdim, RoPE and an RMSNorm: every field compared, separate projections") {
-  const BlobBytes b = emha::test::make_blob(gqa_header(), gqa_tensors, fill);
+  const BlobBytes b = emha::test::make_blob(gqa_header(), gqa_tensors);
   emha::MhaWeights w;
   REQUIRE(emha::load_weights<Gqa>(span_of(b), w) == Status::ok);
   CHECK(w.k_proj_weight.size == 16 * 24);
@@ -225,18 +223,18 @@ TEST_CASE("config mismatch: the Config's dims, a missing, an extra or a transpos
   CHECK(load<NoBias>(b) == Status::config_mismatch);
   CHECK(load<PostLn>(b) == Status::config_mismatch);
   using emha::test::make_blob;
-  CHECK(load<Plain>(make_blob(plain_header, {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}}, fill)) ==
+  CHECK(load<Plain>(make_blob(plain_header, {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}})) ==
         Status::config_mismatch);  // out_proj.bias missing
-  CHECK(load<Plain>(make_blob(plain_header, {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}, {8, 32, 1}}, fill)) ==
+  CHECK(load<Plain>(make_blob(plain_header, {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}, {8, 32, 1}})) ==
         Status::config_mismatch);  // a norm weight the Config has no use for
-  CHECK(load<Plain>(make_blob(plain_header, {{1, 32, 96}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}}, fill)) ==
+  CHECK(load<Plain>(make_blob(plain_header, {{1, 32, 96}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}})) ==
         Status::config_mismatch);  // in_proj_weight transposed
   auto gqa = gqa_tensors;
   gqa[1] = {3, 24, 16};  // k_proj transposed
-  CHECK(load<Gqa>(make_blob(gqa_header(), gqa, fill)) == Status::config_mismatch);
+  CHECK(load<Gqa>(make_blob(gqa_header(), gqa)) == Status::config_mismatch);
   gqa = gqa_tensors;
   gqa[1] = {1, 64, 32};  // in_proj_weight where kdim != d_model needs q/k/v_proj
-  CHECK(load<Gqa>(make_blob(gqa_header(), gqa, fill)) == Status::config_mismatch);
+  CHECK(load<Gqa>(make_blob(gqa_header(), gqa)) == Status::config_mismatch);
 }
 
 TEST_CASE("the reference tensors: [ref_rows, d_model] each, both or none") {
@@ -246,7 +244,7 @@ TEST_CASE("the reference tensors: [ref_rows, d_model] each, both or none") {
   auto tensors = plain_tensors;
   tensors.push_back({16, 5, 32});
   tensors.push_back({17, 5, 32});
-  const BlobBytes b = emha::test::make_blob(h, tensors, fill);
+  const BlobBytes b = emha::test::make_blob(h, tensors);
   emha::MhaWeights w;
   emha::BlobReference r;
   REQUIRE(emha::load_weights<Plain>(span_of(b), w, &r) == Status::ok);
@@ -255,7 +253,7 @@ TEST_CASE("the reference tensors: [ref_rows, d_model] each, both or none") {
   CHECK(r.input.data == b.tensor(4));
   CHECK(r.output.size == 5 * 32);
   tensors.pop_back();
-  CHECK(load<Plain>(emha::test::make_blob(h, tensors, fill)) == Status::config_mismatch);  // no output
+  CHECK(load<Plain>(emha::test::make_blob(h, tensors)) == Status::config_mismatch);  // no output
   tensors.push_back({17, 4, 32});
-  CHECK(load<Plain>(emha::test::make_blob(h, tensors, fill)) == Status::config_mismatch);  // 4 rows of 5
+  CHECK(load<Plain>(emha::test::make_blob(h, tensors)) == Status::config_mismatch);  // 4 rows of 5
 }

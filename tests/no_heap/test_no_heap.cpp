@@ -19,7 +19,6 @@
 #include "heap_gate.hpp"
 #include "no_heap_attention.hpp"
 #include "support/blob_bytes.hpp"
-#include "support/numeric.hpp"
 
 namespace {
 
@@ -123,13 +122,12 @@ TEST_CASE("a forward split over the port's worker threads does not touch the hea
 
 namespace {
 struct BlobLayer : emha::MhaConfig<32, 4, 8> {};
-void fill_blob(float* p, std::size_t n, std::uint64_t seed) { emha::test::fill_uniform(p, n, seed, -0.2f, 0.2f); }
 }  // namespace
 
 TEST_CASE("loading a weight blob (valid, then corrupt) and taking its weights do not touch the heap") {
   // Built before the gate: the blob stands for a file the application read or mapped.
   emha::test::BlobBytes blob = emha::test::make_blob({32, 4, 4, 32, 32, 0xF},
-                                                     {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}}, fill_blob);
+                                                     {{1, 96, 32}, {5, 96, 1}, {6, 32, 32}, {7, 32, 1}});
   static emha::MultiHeadAttention<BlobLayer> mha;
   heap_gate::arm();
   emha::MhaWeights w;

@@ -53,8 +53,8 @@ bool same_config(const MhaDims& d, const unsigned char* p) noexcept {
   return same;
 }
 
-// The [rows, cols] a Config needs of tensor `id`; {0, 0} for one it does not use. The reference
-// tensors are [ref_rows, d_model] when the blob has a reference.
+// The [rows, cols] a Config needs of tensor `id`; {0, 0} for one it does not use or an unknown id.
+// The reference tensors are [ref_rows, d_model] when the blob has a reference.
 struct Shape {
   std::size_t rows = 0, cols = 0;
 };
@@ -78,18 +78,7 @@ Shape expected_shape(const MhaDims& d, BlobTensor id, std::size_t ref_rows) noex
   return Shape{};
 }
 
-constexpr BlobTensor all_ids[] = {
-    BlobTensor::in_proj_weight, BlobTensor::q_proj_weight, BlobTensor::k_proj_weight, BlobTensor::v_proj_weight,
-    BlobTensor::in_proj_bias,   BlobTensor::out_proj_weight, BlobTensor::out_proj_bias, BlobTensor::norm_weight,
-    BlobTensor::norm_bias,      BlobTensor::ref_input,       BlobTensor::ref_output,
-};
-
-bool known(std::uint32_t id) noexcept {
-  for (BlobTensor t : all_ids)
-    if (std::uint32_t(t) == id) return true;
-  return false;
-}
-
+// Where tensor `id` goes; null for an id the format does not define.
 Span<const float>* slot_of(BlobTensor id, MhaWeights& w, BlobReference& r) noexcept {
   switch (id) {
     case BlobTensor::in_proj_weight: return &w.in_proj_weight;
@@ -137,12 +126,14 @@ Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWei
   const std::size_t data_begin = blob_header_bytes + count * blob_entry_bytes;
   MhaWeights w{};
   BlobReference r{};
-  std::uint32_t seen = 0;  // bit id: ids are below 32
+  constexpr std::uint32_t id_bits = 32;  // every defined id is below 32: `seen` has a bit each
+  std::uint32_t seen = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const unsigned char* e = p + blob_header_bytes + i * blob_entry_bytes;
     const std::uint32_t id = u32_at(e);
     const std::size_t rows = u32_at(e + 4), cols = u32_at(e + 8), offset = u32_at(e + 12);
-    if (!known(id) || (seen >> id & 1u)) return Status::bad_format;
+    Span<const float>* slot = id < id_bits ? slot_of(BlobTensor(id), w, r) : nullptr;
+    if (slot == nullptr || (seen >> id & 1u)) return Status::bad_format;
     seen |= 1u << id;
     if (offset % blob_tensor_align != 0) return Status::misaligned;
     // rows * cols * 4 <= total - offset, without overflow (rows and cols are below 2^32).
@@ -150,10 +141,10 @@ Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWei
       return Status::bad_format;
     const Shape want = expected_shape(d, BlobTensor(id), ref_rows);
     if (want.rows == 0 || rows != want.rows || cols != want.cols) return Status::config_mismatch;
-    *slot_of(BlobTensor(id), w, r) = {reinterpret_cast<const float*>(p + offset), rows * cols};
+    *slot = {reinterpret_cast<const float*>(p + offset), rows * cols};
   }
-  for (BlobTensor t : all_ids)  // every tensor the Config needs is there
-    if (expected_shape(d, t, ref_rows).rows != 0 && !(seen >> std::uint32_t(t) & 1u)) return Status::config_mismatch;
+  for (std::uint32_t id = 0; id < id_bits; ++id)  // every tensor the Config needs is there
+    if (expected_shape(d, BlobTensor(id), ref_rows).rows != 0 && !(seen >> id & 1u)) return Status::config_mismatch;
   out = w;
   if (reference) {
     r.rows = ref_rows;
