@@ -2,6 +2,7 @@
 # Paired A/B timing of two emha revisions in one process (see ab_main.cpp for why).
 #   bash bench/ab/ab.sh A B [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
 #                           [--offset-bytes N]   (side B's GEMM operands N bytes off a cache line)
+#                           [--isa NAME]         (both sides on kernel variant NAME, e.g. avx512bw)
 # A and B: a source directory (`.` is the working tree, uncommitted changes included) or a git
 # revision of this repository (exported with git archive), each built Release into a
 # libemha_ab.so under build/ab/ (ab_side.cpp uses today's API: an old revision may not build); the cases are bench_gemm's shapes (nt/nn, packing per call and
@@ -14,7 +15,7 @@ caller=$(pwd)
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 if [ $# -lt 2 ]; then
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,11p' "$0" >&2
   exit 2
 fi
 out=${EMHA_BUILD_ROOT:-$root/build}/ab

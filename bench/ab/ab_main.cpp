@@ -4,12 +4,14 @@
 // (order flipped every pair) and each pair gives one time ratio; the median ratio and its
 // interquartile range are what to quote.
 //   ab_main <A.so> <B.so> [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
-//                         [--offset-bytes N]
+//                         [--offset-bytes N] [--isa NAME]
 // --require-equal 1: exit 1 unless both sides' outputs are bit-identical (two builds of one tree).
 // --offset-bytes N: side B's GEMM operands (A, B, C) start N bytes (a multiple of 4) past a cache
 // line, side A's on one, as every benchmark buffer does (support/aligned.hpp). With the same
 // revision on both sides (ab.sh HEAD HEAD --offset-bytes 16), B/A is what misaligned operands
 // cost (16: std::vector's malloc). MHA cases are not offset.
+// --isa NAME: both sides run the kernel variant NAME (an emha::simd_isa() name, e.g. avx512bw)
+// instead of the one their dispatch picks on this CPU.
 // Exit status 2: bad arguments or a side that does not load.
 
 #include <dlfcn.h>
@@ -36,6 +38,7 @@ struct Side {
   decltype(&ab_mha_count) mha_count;
   decltype(&ab_mha_config) mha_config;
   decltype(&ab_mha_run) mha_run;
+  decltype(&ab_select_isa) select_isa;
 };
 
 template <class F>
@@ -58,6 +61,7 @@ Side load(const char* path) {
   bind(h, "ab_gemm_prepare", s.gemm_prepare);
   bind(h, "ab_gemm_run", s.gemm_run);
   bind(h, "ab_mha_count", s.mha_count);
+  bind(h, "ab_select_isa", s.select_isa);
   bind(h, "ab_mha_config", s.mha_config);
   bind(h, "ab_mha_run", s.mha_run);
   return s;
@@ -94,6 +98,7 @@ struct Options {
   std::regex filter{".*"};
   bool require_equal = false;
   std::size_t offset_floats = 0;  // side B's GEMM operands start this far past a cache line
+  const char* isa = nullptr;      // both sides pinned to this kernel variant
 };
 
 // Alternating batches of run(0, iters) and run(1, iters) (seconds per call, < 0: error); prints
@@ -192,7 +197,7 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: %s A.so B.so [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1] "
-                 "[--offset-bytes N]\n",
+                 "[--offset-bytes N] [--isa NAME]\n",
                  argv[0]);
     return 2;
   }
@@ -216,6 +221,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.offset_floats = std::size_t(bytes) / sizeof(float);
+    } else if (!std::strcmp(argv[i], "--isa")) {
+      o.isa = v;
     } else if (!std::strcmp(argv[i], "--filter")) {
       try {
         o.filter = std::regex(v);
@@ -229,6 +236,12 @@ int main(int argc, char** argv) {
     }
   }
   const Side side[2] = {load(argv[1]), load(argv[2])};
+  for (const Side& s : side) {
+    if (o.isa && s.select_isa(o.isa) != 0) {
+      std::fprintf(stderr, "--isa %s: not a kernel variant that runs here\n", o.isa);
+      return 2;
+    }
+  }
   bool ok = true;
   for (const GemmShape& s : gemm_shapes)
     for (int trans_b = 1; trans_b >= 0; --trans_b)

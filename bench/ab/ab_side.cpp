@@ -46,6 +46,10 @@ std::size_t ldb_of(const AbGemm* g) { return g->trans_b ? g->k : g->n; }
 
 }  // namespace
 
+AB_EXPORT int ab_select_isa(const char* isa) {
+  return emha::select_simd_isa(isa) == emha::Status::ok ? 0 : 1;
+}
+
 AB_EXPORT void ab_gemm_sizes(const AbGemm* g, size_t* scratch_bytes, size_t* packed_floats) {
   *scratch_bytes = emha::gemm_f32_scratch_bytes(g->m, g->n, g->k);
   *packed_floats = g->prepacked ? emha::gemm_f32_packed_b_floats(g->n, g->k) : 0;

@@ -14,6 +14,9 @@ struct AbGemm {
   float* c;        // [m x n]
 };
 
+// Pins the kernel variant `isa` (an emha::simd_isa() name) for the process; 0 on success.
+int ab_select_isa(const char* isa);
+
 // Bytes of scratch and packed B this side needs for g (its own blocking decides).
 void ab_gemm_sizes(const AbGemm* g, size_t* scratch_bytes, size_t* packed_floats);
 // Packs B into `packed` when g->prepacked; 0 on success.

@@ -155,6 +155,25 @@ TEST_CASE("gemm_f32: attention-shaped products") {
   check_gemm({16, 8, 24, Trans::none, 24}, 1002);                              // P V_h
 }
 
+// Small B read in place (k * ldb <= 4096 floats, n a whole panel: 32 or 16 columns on AVX-512,
+// 16 or 8 on AVX2, 8 or 4 on armv7) and the narrow tile (one vector per row, 8 rows) beside
+// packed panels, with ld = d_model as in attention; either side of the in-place limit.
+TEST_CASE("gemm_f32: small B in place, narrow panels, and the limit between") {
+  std::uint64_t seed = 1100;
+  for (std::size_t dk : {4u, 8u, 16u, 32u}) {
+    for (std::size_t s : {5u, 8u, 13u, 32u, 45u}) {
+      check_gemm({s, dk, s, Trans::none, 3 * dk}, seed++);                     // P V_h, ld = 4 d_k
+      check_gemm({s, dk, s, Trans::none, 0, GemmOptions{0.5f, 1.0f, nullptr}, true}, seed++);
+      check_gemm({s, dk + 3, 2 * s, Trans::none, 0}, seed++);                 // a partial narrow panel
+      check_gemm({s, 3 * dk, s, Trans::none, 1}, seed++);                     // wide, then narrow
+    }
+  }
+  check_gemm({20, 64, 64, Trans::none, 0}, seed++);  // k * ldb = 4096: in place
+  check_gemm({20, 64, 64, Trans::none, 1}, seed++);  // 4160: packed
+  check_gemm({20, 32, 128, Trans::none, 0}, seed++);
+  check_gemm({20, 32, 129, Trans::none, 0}, seed++);
+}
+
 // With SIMD, every target's multiply-add is fused (AVX2 and AVX-512 FMA, NEON vfma/fmla): one
 // rounding per k step. Row [-1, 1 + 2^-12] times column [1 + 2^-11, 1 + 2^-12]: the first step
 // is exact, -(1 + 2^-11); the second adds (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, which fused leaves

@@ -91,6 +91,46 @@ void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
     }
 }
 
+// tile(i, rows) over rows [first, mc) of a panel in MR-row tiles, the last MR + r rows
+// (0 < r < MR) as two tiles of about half: a tile of few rows has too few accumulators to hide
+// the FMA latency (6 + 2 rows costs more than 4 + 4). first: 0, or MR after a packing tile.
+template <std::size_t MR>
+constexpr std::size_t row_tail(std::size_t mc) noexcept {  // rows after the whole tiles
+  const std::size_t r = mc % MR;
+  return r == 0 ? 0 : (mc > MR ? MR + r : r);
+}
+template <std::size_t MR, class Tile>
+[[gnu::always_inline]] inline void row_tiles(std::size_t first, std::size_t mc, Tile&& tile) noexcept {
+  const std::size_t tail = row_tail<MR>(mc);
+  std::size_t i = first;
+  for (; i < mc - tail; i += MR) tile(i, MR);
+  if (tail > MR) {
+    tile(i, tail / 2);
+    tile(i + tail / 2, tail - tail / 2);
+  } else if (tail) {
+    tile(i, tail);
+  }
+}
+
+// The mc rows of a narrow panel (nr <= gemm_narrow_nr columns, gemm_ukernel.hpp): B's rows read
+// in place, ld apart, or packed (ld = gemm_nr).
+[[gnu::noinline]] void gemm_panel_narrow(std::size_t kc, const float* a, std::size_t lda,
+                                         const float* b, std::size_t ld, bool in_place, float* c,
+                                         std::size_t ldc, std::size_t mc, std::size_t nr,
+                                         const detail::GemmEpilogue& e) noexcept {
+  if constexpr (detail::gemm_has_narrow) {
+    constexpr std::size_t MR = detail::gemm_narrow_mr;
+    row_tiles<MR>(0, mc, [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
+      if (in_place)
+        detail::gemm_ukernel_rows<MR, 1, detail::BRead::in_place>(kc, a + i * lda, lda, b, ld,
+                                                                  c + i * ldc, ldc, rows, nr, e);
+      else
+        detail::gemm_ukernel_rows<MR, 1, detail::BRead::packed>(kc, a + i * lda, lda, b, ld,
+                                                                c + i * ldc, ldc, rows, nr, e);
+    });
+  }
+}
+
 // The mc rows of one panel summed in k blocks (GemmOptions::k_blocks), out of line: decided once
 // per panel, so gemm_blocked's one-chain tile loop keeps its code (a branch per tile cost the aarch64
 // GEMM 2% of its instructions at 64^3, gemm_icount.sh: 77,422 vs 78,899-79,010).
@@ -147,44 +187,43 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
         }
         for (std::size_t jr = jr0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
-          const float* panel = per_panel ? bp_scratch : bp + jr * kc;
-          // Full MR-row tiles, then the last MR + r rows (0 < r < MR) as two tiles of about
-          // half: a tile of few rows has too few accumulators to hide the FMA latency
-          // (6 + 2 rows costs more than 4 + 4).
-          const std::size_t r = mc % gemm_mr;
-          const std::size_t tail = r == 0 ? 0 : (mc > gemm_mr ? gemm_mr + r : r);
+          const float* unpacked = per_panel ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;
+          // A narrow panel (gemm_ukernel.hpp) of a small B = op(B), its vector inside B's rows:
+          // the tiles read it in place, unpacked. (Whole panels read in place gained nothing over
+          // the packing tile below: bench/ab/ab.sh, nn 32^3 and 64^3.)
+          const bool narrow = detail::gemm_has_narrow && nr <= detail::gemm_narrow_nr && !o.k_blocks;
+          const bool in_place = narrow && per_panel && trans_b == Trans::none &&
+                                nr == detail::gemm_narrow_nr && kc * ldb <= detail::gemm_in_place_max_floats;
           // With a single row block, a whole panel of B (not B^T) and a whole first tile, that
           // tile packs the panel as it goes (nn per call +2-3% at 64x384x128 and 128x768x256,
           // bench/ab/ab.sh); else pack_b does before the tiles. (In the block above, B's rows
           // come from L3 and a packing tile cost 5% at nn 256x1536x512.)
-          const float* unpacked = per_panel ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;
-          const bool tile_packs = detail::gemm_packs_in_tile && per_panel &&
-                                  trans_b == Trans::none && nr == gemm_nr && mc - tail >= gemm_mr &&
+          const bool tile_packs = detail::gemm_packs_in_tile && per_panel && trans_b == Trans::none &&
+                                  nr == gemm_nr && mc - row_tail<gemm_mr>(mc) >= gemm_mr &&
                                   !o.k_blocks;  // (the packing tile sums one chain)
-          if (per_panel && !tile_packs) pack_b(kc, nr, unpacked, ldb, trans_b, bp_scratch);
+          if (per_panel && !in_place && !tile_packs) pack_b(kc, nr, unpacked, ldb, trans_b, bp_scratch);
+          const float* panel = in_place ? unpacked : per_panel ? bp_scratch : bp + jr * kc;
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
           if (o.k_blocks) {
             gemm_panel_blocked(kc, a + ic * lda + pc, lda, panel, c + ic * ldc + jc + jr, ldc, mc, nr, e);
             continue;
           }
-          const auto tile = [&](std::size_t ir, std::size_t mr) __attribute__((always_inline)) {
-            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + ir) * lda + pc, lda, panel,
-                                 c + (ic + ir) * ldc + jc + jr, ldc, mr, nr, e);
-          };
+          if (narrow) {
+            gemm_panel_narrow(kc, a + ic * lda + pc, lda, panel, in_place ? ldb : gemm_nr, in_place,
+                              c + ic * ldc + jc + jr, ldc, mc, nr, e);
+            continue;
+          }
           std::size_t ir = 0;
           if (tile_packs) {
             detail::gemm_ukernel_packing(kc, a + ic * lda + pc, lda, unpacked, ldb, bp_scratch,
                                          c + ic * ldc + jc + jr, ldc, e);
             ir = gemm_mr;
           }
-          for (; ir < mc - tail; ir += gemm_mr) tile(ir, gemm_mr);
-          if (tail > gemm_mr) {
-            tile(ir, tail / 2);
-            tile(ir + tail / 2, tail - tail / 2);
-          } else if (tail) {
-            tile(ir, tail);
-          }
+          row_tiles<gemm_mr>(ir, mc, [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
+            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + i) * lda + pc, lda, panel,
+                                 c + (ic + i) * ldc + jc + jr, ldc, rows, nr, e);
+          });
         }
       }
     }

@@ -104,29 +104,37 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   }
 }
 
+// Where a tile reads its panel of op(B), [kc][NV vectors], and what else it does with it.
+enum class BRead {
+  packed,    // b: [kc][gemm_nr] packed (a narrow tile, NV < gemm_nv, reads the first NV vectors)
+  in_place,  // b: op(B) = B's rows in place, ldb apart: B small enough to stay in L1 unpacked
+  packing,   // as in_place, and each row is also stored to bp [kc][NR] for the panel's later tiles
+};
+
 // One MR x NR tile of C (exactly MR rows; n <= NR valid columns, a partial tile is stored
 // through a local buffer). a: the tile's first row of A, rows lda apart (read in place: at these
-// sizes A stays in cache and packing it costs more than it saves). b: [kc][NR] packed B (ldb and
-// bp unused). c: the tile's top-left. Not forced inline: where GCC inlines it into the driver,
-// the x86-64 build spills one pointer per 4 k steps; forced into every call site it spilled the
-// row pointers.
+// sizes A stays in cache and packing it costs more than it saves). b: the panel, as R says (ldb:
+// its row stride unless packed; bp: the packing copy's destination). c: the tile's top-left. Not
+// forced inline: where GCC inlines it into the driver, the x86-64 build spills one pointer per 4 k
+// steps; forced into every call site it spilled the row pointers.
 //
-// Pack: b is instead the panel's unpacked rows of op(B) = B (kc rows of NR floats, ldb apart),
-// and each row is also stored to bp [kc][NR] as it goes: the panel is packed by the first tile
-// that uses it. The copy's loads and stores issue beside the FMAs, where a packing loop before
-// the tiles runs alone.
+// Packing: the panel is packed by the first tile that uses it. The copy's loads and stores issue
+// beside the FMAs, where a packing loop before the tiles runs alone.
 //
 // Blocked (GemmOptions::k_blocks): k in blocks of gemm_k_block, each one FMA chain from zero in
 // the registers, added in order to a running total in L1. A separate instantiation: the one-chain
 // kernel's code stays what it was (a branch in its loop cost 3-7% at 64^3, bench/ab/ab.sh).
-template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, bool Pack = false, bool Blocked = false>
+template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, BRead R = BRead::packed,
+          bool Blocked = false>
 inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* b,
                              std::size_t ldb, float* bp, float* c, std::size_t ldc, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
   constexpr std::size_t L = simd::lanes;
   constexpr std::size_t NR = NV * L;
-  const std::size_t b_step = Pack ? ldb : NR;
+  constexpr bool Pack = R == BRead::packing;
+  static_assert(!Pack || NV == gemm_nv, "a packing tile writes whole panels");
+  const std::size_t b_step = R == BRead::packed ? gemm_nr : ldb;
 
   const float* ar[MR];
   for (std::size_t r = 0; r < MR; ++r) ar[r] = a + r * lda;
@@ -195,16 +203,31 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
 
 // The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
 // and its stores take the full-tile path. Attention shapes (S = 32, 64, ...) hit this often.
-template <std::size_t MR, bool Blocked = false>
-inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* bp,
-                              float* c, std::size_t ldc, std::size_t m, std::size_t n,
+template <std::size_t MR, std::size_t NV = gemm_nv, BRead R = BRead::packed, bool Blocked = false>
+inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                              std::size_t ldb, float* c, std::size_t ldc, std::size_t m, std::size_t n,
                               const GemmEpilogue& e) noexcept {
   if constexpr (MR > 1) {
-    if (m < MR) return gemm_ukernel_rows<MR - 1, Blocked>(kc, a, lda, bp, c, ldc, m, n, e);
+    if (m < MR) return gemm_ukernel_rows<MR - 1, NV, R, Blocked>(kc, a, lda, b, ldb, c, ldc, m, n, e);
   }
-  gemm_ukernel_f32<MR, gemm_nv, false, Blocked>(kc, a, lda, bp, gemm_nr, nullptr, c, ldc, n, e);
+  gemm_ukernel_f32<MR, NV, R, Blocked>(kc, a, lda, b, ldb, nullptr, c, ldc, n, e);
 }
 
+// Narrow panels: a panel of at most NR / 2 valid columns (a 16-wide head's products on AVX-512,
+// the last columns of an n that is not a multiple of NR) runs a tile of one vector per row,
+// which reads only that half of each packed row, and of more rows: 8 accumulators hide the FMA
+// latency where 6 x 1 would not (Zen 5 keeps 8 FMAs in flight). Where the tile has two vectors
+// per row (x86, armv7 NEON); aarch64's hand-tuned tile and the scalar path keep theirs.
+inline constexpr bool gemm_has_narrow = simd::enabled && !simd::is_neon64 && gemm_nv == 2;
+inline constexpr std::size_t gemm_narrow_mr = 8;
+inline constexpr std::size_t gemm_narrow_nr = simd::lanes;
+static_assert(gemm_narrow_mr <= gemm_max_mr);
+
+// Small B in place: a narrow panel of an op(B) = B whose k block spans at most this many floats
+// (16 KB, half an L1D: a contiguous span maps its lines to distinct sets, whatever ldb) is read
+// in place by its tiles, unpacked (as OpenBLAS's small-matrix kernels read theirs). Larger B is
+// packed: its rows ldb apart can alias in L1's sets and evict each other.
+inline constexpr std::size_t gemm_in_place_max_floats = 4096;
 
 // The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
 // inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites left
@@ -214,7 +237,7 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
 [[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_scalar(
     std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
     std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
+  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
 }
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
@@ -224,7 +247,7 @@ inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, 
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
   if constexpr (simd::enabled) {
-    gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, c, ldc, m, n, e);
+    gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
   } else {
     gemm_ukernel_scalar(kc, a, lda, bp, c, ldc, m, n, e);
   }
@@ -240,10 +263,10 @@ template <class Arch>
                                                         std::size_t ldc, std::size_t m, std::size_t n,
                                                         const GemmEpilogue& e) noexcept {
   if constexpr (simd::enabled) {
-    gemm_ukernel_rows<gemm_mr, true>(kc, a, lda, bp, c, ldc, m, n, e);
+    gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, true>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
   } else {
     for (std::size_t r = 0; r < m; ++r)
-      gemm_ukernel_f32<1, gemm_nv, false, true>(kc, a + r * lda, lda, bp, gemm_nr, nullptr,
+      gemm_ukernel_f32<1, gemm_nv, BRead::packed, true>(kc, a + r * lda, lda, bp, gemm_nr, nullptr,
                                                 c + r * ldc, ldc, n, e);
   }
 }
@@ -262,7 +285,7 @@ inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
                                                    std::size_t ldb, float* bp, float* c,
                                                    std::size_t ldc,
                                                    const GemmEpilogue& e) noexcept {
-  gemm_ukernel_f32<gemm_mr, gemm_nv, true>(kc, a, lda, b, ldb, bp, c, ldc, gemm_nr, e);
+  gemm_ukernel_f32<gemm_mr, gemm_nv, BRead::packing>(kc, a, lda, b, ldb, bp, c, ldc, gemm_nr, e);
 }
 
 }  // namespace EMHA_ISA
