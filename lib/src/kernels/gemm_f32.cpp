@@ -91,14 +91,17 @@ void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
     }
 }
 
-// tile(i, rows) over rows [first, mc) of a panel in MR-row tiles, the last MR + r rows
-// (0 < r < MR) as two tiles of about half: a tile of few rows has too few accumulators to hide
-// the FMA latency (6 + 2 rows costs more than 4 + 4). first: 0, or MR after a packing tile.
+// Rows of a panel left after its whole MR-row tiles: 0, the last MR + r (0 < r < MR), or all
+// of mc < MR.
 template <std::size_t MR>
-constexpr std::size_t row_tail(std::size_t mc) noexcept {  // rows after the whole tiles
+constexpr std::size_t row_tail(std::size_t mc) noexcept {
   const std::size_t r = mc % MR;
   return r == 0 ? 0 : (mc > MR ? MR + r : r);
 }
+
+// tile(i, rows) over rows [first, mc) of a panel in MR-row tiles, a tail of MR + r rows as two
+// tiles of about half: a tile of few rows has too few accumulators to hide the FMA latency
+// (6 + 2 rows costs more than 4 + 4). first: 0, or MR after a packing tile.
 template <std::size_t MR, class Tile>
 [[gnu::always_inline]] inline void row_tiles(std::size_t first, std::size_t mc, Tile&& tile) noexcept {
   const std::size_t tail = row_tail<MR>(mc);
@@ -112,20 +115,17 @@ template <std::size_t MR, class Tile>
   }
 }
 
-// The mc rows of a narrow panel (nr <= gemm_narrow_nr columns, gemm_ukernel.hpp): B's rows read
-// in place, ld apart, or packed (ld = gemm_nr).
+// The mc rows of a narrow panel (nr <= gemm_narrow_nr columns, gemm_ukernel.hpp), its rows ld
+// apart: B's own rows read in place (ld = ldb), or its packed panel (ld = gemm_nr). One tile
+// for both: a narrow tile reading a packed panel only strides over the half it does not use.
 [[gnu::noinline]] void gemm_panel_narrow(std::size_t kc, const float* a, std::size_t lda,
-                                         const float* b, std::size_t ld, bool in_place, float* c,
-                                         std::size_t ldc, std::size_t mc, std::size_t nr,
+                                         const float* b, std::size_t ld, float* c, std::size_t ldc,
+                                         std::size_t mc, std::size_t nr,
                                          const detail::GemmEpilogue& e) noexcept {
   if constexpr (detail::gemm_has_narrow) {
     constexpr std::size_t MR = detail::gemm_narrow_mr;
     row_tiles<MR>(0, mc, [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
-      if (in_place)
-        detail::gemm_ukernel_rows<MR, 1, detail::BRead::in_place>(kc, a + i * lda, lda, b, ld,
-                                                                  c + i * ldc, ldc, rows, nr, e);
-      else
-        detail::gemm_ukernel_rows<MR, 1, detail::BRead::packed>(kc, a + i * lda, lda, b, ld,
+      detail::gemm_ukernel_rows<MR, 1, detail::BRead::in_place>(kc, a + i * lda, lda, b, ld,
                                                                 c + i * ldc, ldc, rows, nr, e);
     });
   }
@@ -210,7 +210,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
             continue;
           }
           if (narrow) {
-            gemm_panel_narrow(kc, a + ic * lda + pc, lda, panel, in_place ? ldb : gemm_nr, in_place,
+            gemm_panel_narrow(kc, a + ic * lda + pc, lda, panel, in_place ? ldb : gemm_nr,
                               c + ic * ldc + jc + jr, ldc, mc, nr, e);
             continue;
           }

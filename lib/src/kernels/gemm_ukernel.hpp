@@ -106,8 +106,9 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 
 // Where a tile reads its panel of op(B), [kc][NV vectors], and what else it does with it.
 enum class BRead {
-  packed,    // b: [kc][gemm_nr] packed (a narrow tile, NV < gemm_nv, reads the first NV vectors)
-  in_place,  // b: op(B) = B's rows in place, ldb apart: B small enough to stay in L1 unpacked
+  packed,    // b: [kc][gemm_nr] packed
+  in_place,  // b: rows ldb apart: op(B) = B's own (small enough to stay in L1 unpacked), or a
+             // packed panel read by a narrow tile (NV < gemm_nv: its first NV vectors, ldb = gemm_nr)
   packing,   // as in_place, and each row is also stored to bp [kc][NR] for the panel's later tiles
 };
 
