@@ -1,52 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The kernels and the forward pass of one instruction-set variant (isa.hpp): declared here in
-// emha::detail::EMHA_ISA with the public signatures (emha/kernels/*.hpp, mha_plan.hpp), defined
-// in lib/src/kernels/*.cpp and lib/src/attention/mha_forward.cpp, and gathered into this
-// variant's kernel_table. Inside a variant they are called unqualified (gemm_f32(...) means this
-// variant's); the public emha::gemm_f32 and friends forward to the table (dispatch.cpp).
+// The kernels and layer cores of one instruction-set variant (isa.hpp), one per line of
+// kernel_list.def: declared here in emha::detail::EMHA_ISA with the public declarations' own
+// types (decltype of a function is its type, noexcept included), so the two cannot drift apart;
+// defined in lib/src/kernels/<op>_<type>.cpp and lib/src/attention/mha_forward.cpp; gathered
+// into this variant's kernel_table. Inside a variant, detail::gemm_f32 means the variant's:
+// calls are qualified, since argument-dependent lookup would also find the public emha::gemm_f32.
 
+#include "dispatch/kernel_table.hpp"
 #include "isa.hpp"
-#include "kernel_table.hpp"
 #include "simd_arch.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-// Declared with the public functions' own types (decltype of a function is its type, noexcept
-// included; default arguments are not part of it), so the two can never drift apart.
-decltype(emha::gemm_f32) gemm_f32;
-decltype(emha::gemm_f32_pack_b) gemm_f32_pack_b;
-decltype(emha::gemm_f32_prepacked) gemm_f32_prepacked;
-decltype(emha::gemm_f32_rows) gemm_f32_rows;
-decltype(emha::softmax_f32) softmax_f32;
-decltype(emha::softmax_online_update_f32) softmax_online_update_f32;
-decltype(emha::softmax_online_finish_f32) softmax_online_finish_f32;
-decltype(emha::mask_causal_f32) mask_causal_f32;
-decltype(emha::mask_key_valid_f32) mask_key_valid_f32;
-decltype(emha::mask_key_ignore_f32) mask_key_ignore_f32;
-decltype(emha::mask_bool_f32) mask_bool_f32;
-decltype(emha::mask_bool_to_additive_f32) mask_bool_to_additive_f32;
-decltype(emha::mask_add_f32) mask_add_f32;
-decltype(emha::mask_alibi_f32) mask_alibi_f32;
-decltype(emha::layer_norm_f32) layer_norm_f32;
-decltype(emha::rms_norm_f32) rms_norm_f32;
-decltype(emha::rope_f32) rope_f32;
-// mha_pack_weights, mha_forward, mha_forward_ref of this variant (those names are the public
-// entry points in emha::detail; inside it, these would be ambiguous with them).
-decltype(emha::detail::mha_pack_weights) pack_weights;
-decltype(emha::detail::mha_forward) forward_pass;
-decltype(emha::detail::mha_forward_ref) forward_pass_ref;
+#define EMHA_KERNEL(name, Ret, params, args) decltype(emha::name) name;
+#define EMHA_LAYER(name, Ret, params, args) decltype(emha::detail::name) name;
+#include "kernel_list.def"
 
 inline constexpr KernelTable kernel_table{
-    simd::isa,          simd::lanes,
-    &gemm_f32,          &gemm_f32_pack_b,          &gemm_f32_prepacked,
-    &gemm_f32_rows,
-    &softmax_f32,       &softmax_online_update_f32, &softmax_online_finish_f32,
-    &mask_causal_f32,   &mask_key_valid_f32,       &mask_key_ignore_f32,
-    &mask_bool_f32,     &mask_bool_to_additive_f32, &mask_add_f32,
-    &mask_alibi_f32,
-    &layer_norm_f32,    &rms_norm_f32,              &rope_f32,
-    &pack_weights,      &forward_pass,             &forward_pass_ref,
+    simd::isa, simd::lanes,
+#define EMHA_KERNEL(name, Ret, params, args) &name,
+#define EMHA_LAYER(name, Ret, params, args) &name,
+#include "kernel_list.def"
 };
 
 }  // namespace EMHA_ISA

@@ -41,7 +41,7 @@ template <class K>
 [[gnu::noinline]] Status attend_group(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                                       std::size_t b, std::size_t h0, std::size_t rows, const HeadInputs& in,
                                       const float* slopes, float scale, const FusedScratch& f,
-                                      const HeadOutput& out, ArenaRef& arena) noexcept {
+                                      const HeadOutput& out) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const std::size_t skv = in.keys, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -60,20 +60,20 @@ template <class K>
     for (std::size_t c0 = 0; c0 < rows; c0 += mha_group_rows) {
       const std::size_t m = rows - c0 < mha_group_rows ? rows - c0 : mha_group_rows;
       float* ctx = out.ctx + c0 * dk;  // rows dk apart: the heads' columns of ctx's one row
-      EMHA_TRY(K::gemm_rows(m, bk, dk, in.q + c0 * dk, dk, k, in.ld_kv, Trans::transpose, f.s, lds, arena,
-                            GemmOptions{scale, 0.0f, nullptr}));
+      K::gemm_f32_rows(m, bk, dk, in.q + c0 * dk, dk, k, in.ld_kv, Trans::transpose, f.s, lds,
+                       GemmOptions{scale, 0.0f, nullptr});
       for (std::size_t r = 0; r < m; ++r) {  // row r is head h: its slope, its masks
         const std::size_t h = h0 + c0 + r;
         HeadInputs row = in;
         row.alibi_slope = slopes ? slopes[h] : 0.0f;
         apply_masks(d, sh, o.masks, b, h, 0, k0, 1, bk, row, f.s + r * lds, lds);
       }
-      K::online_update(m, bk, f.s, lds, f.row_max + c0, f.row_sum + c0, ctx, dk, dk);
-      EMHA_TRY(K::gemm_rows(m, dk, bk, f.s, lds, v, in.ld_kv, Trans::none, ctx, dk, arena,
-                            GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
+      K::softmax_online_update_f32(m, bk, f.s, lds, f.row_max + c0, f.row_sum + c0, ctx, dk, dk);
+      K::gemm_f32_rows(m, dk, bk, f.s, lds, v, in.ld_kv, Trans::none, ctx, dk,
+                       GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr});
     }
   }
-  K::online_finish(rows, dk, f.row_sum, out.ctx, dk);
+  K::softmax_online_finish_f32(rows, dk, f.row_sum, out.ctx, dk);
   return Status::ok;
 }
 

@@ -13,7 +13,7 @@
 
 #include "attention/kernel_set.hpp"
 #include "attention/return_on_error.hpp"
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
 #include "isa_kernels.hpp"
 #include "simd_arch.hpp"
@@ -124,14 +124,14 @@ template <class K>
                       std::size_t b, std::size_t h, const HeadInputs& in, float scale,
                       float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, keys = in.keys, dk = d.d_k();
-  EMHA_TRY(K::gemm(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
+  EMHA_TRY(K::gemm_f32(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
                    GemmOptions{scale, 0.0f, nullptr}));
   apply_masks(d, sh, o.masks, b, h, 0, 0, sq, keys, in, scores, skv);
-  K::softmax(sq, keys, scores, skv);
+  K::softmax_f32(sq, keys, scores, skv, scores, skv, SoftmaxOptions{});
   for (std::size_t i = 0; i < sq; ++i)  // a cached sequence shorter than S_kv: weight 0 past it
     for (std::size_t j = keys; j < skv; ++j) scores[i * skv + j] = 0.0f;
   if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
-  return K::gemm(sq, dk, keys, scores, skv, in.v, in.ld_kv, Trans::none, out.ctx, out.ld, arena, {});
+  return K::gemm_f32(sq, dk, keys, scores, skv, in.v, in.ld_kv, Trans::none, out.ctx, out.ld, arena, {});
 }
 
 // Scratch of the fused path: one score tile [bq x bk] (bq = min(S_q, mha_block_q), bk =
@@ -162,9 +162,12 @@ Status tile_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, st
                  const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc, ArenaRef& arena,
                  const GemmOptions& o) noexcept {
   if constexpr (simd::enabled) {
-    if (m <= mha_rows_in_place) return K::gemm_rows(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+    if (m <= mha_rows_in_place) {
+      K::gemm_f32_rows(m, n, k, a, lda, b, ldb, t, c, ldc, o);
+      return Status::ok;
+    }
   }
-  return K::gemm(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
+  return K::gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
 }
 
 // The fused path for query rows [q0, q0 + mha_block_q) of head h (one task's item).
@@ -191,11 +194,11 @@ template <class K>
     EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in.k + k0 * in.ld_kv, in.ld_kv,
                           Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
     apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);
-    K::online_update(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
+    K::softmax_online_update_f32(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
     EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, out.ld,
                           arena, GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
   }
-  K::online_finish(bq, dk, f.row_sum, ctx, out.ld);
+  K::softmax_online_finish_f32(bq, dk, f.row_sum, ctx, out.ld);
   return Status::ok;
 }
 

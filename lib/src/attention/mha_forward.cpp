@@ -82,7 +82,7 @@ Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
 }
 
 template <class K>
-Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     const Span<const float>& query, const Span<const float>& key,
                     const Span<const float>& value, const Span<float>& out,
@@ -113,7 +113,7 @@ Status forward_with(const MhaDims& d, const MhaWeights& w, const MhaPacked& pack
 
 }  // namespace
 
-MhaPacked pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
+MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
   const InProj p = in_proj(d, w);
   const std::size_t D = d.d_model;
   const float* src[4] = {p.w[0], p.w[1], p.w[2], w.out_proj_weight.data};
@@ -131,18 +131,18 @@ MhaPacked pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noe
   return out;
 }
 
-Status forward_pass(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     Span<const float> query, Span<const float> key, Span<const float> value,
                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return forward_with<SimdKernels>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+  return mha_forward<SimdKernels>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
 }
 
-Status forward_pass_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
+Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                         ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
                         Span<const float> key, Span<const float> value, Span<float> out,
                         const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return forward_with<RefKernels>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out, o,
+  return mha_forward<RefKernels>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out, o,
                                   cache);
 }
 

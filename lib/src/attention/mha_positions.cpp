@@ -2,7 +2,7 @@
 // instruction-set variants): RoPE's and xPos's cos and sin [positions x rope_dims/2] over positions
 // 0 .. max(max_seq_q, max_seq_kv) - 1, or ALiBi's per-head slopes.
 
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
 
 namespace emha::detail {

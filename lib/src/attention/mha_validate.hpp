@@ -1,7 +1,7 @@
 #pragma once
 // Validation of forward() arguments (lib/src/attention/mha_validate.cpp).
 
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 
 namespace emha::detail {
 

@@ -10,8 +10,9 @@
 #include "attention/kernel_set.hpp"
 #include "attention/return_on_error.hpp"
 #include "emha/arena.hpp"
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 #include "emha/port.hpp"
+#include "kernels/gemm_columns.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -103,11 +104,13 @@ Status run_product(const Product& p, const TaskSlots& slots) noexcept {
   // Inlined into run_product's frame: a frame of its own put Cortex-M4 -Os forward at 1032 B.
   return for_items(slots, blocks, blocks, [&](std::size_t i, ArenaRef& arena) __attribute__((always_inline)) {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
-    if (p.packed)
-      return K::gemm_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed, p.packed_floats,
-                                       p.c, p.ldc, GemmOptions{1.0f, p.beta, p.bias, p.k_blocks});
-    return K::gemm(p.m, j1 - j0, p.k, p.a, p.lda, p.w + j0 * p.ldw, p.ldw, Trans::transpose,
-                   p.c + j0, p.ldc, arena, GemmOptions{1.0f, p.beta, p.bias ? p.bias + j0 : nullptr, p.k_blocks});
+    if (p.packed)  // never on the reference path, which is given no packed weights
+      return detail::gemm_f32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed,
+                                                p.packed_floats, p.c, p.ldc,
+                                                GemmOptions{1.0f, p.beta, p.bias, p.k_blocks});
+    return K::gemm_f32(p.m, j1 - j0, p.k, p.a, p.lda, p.w + j0 * p.ldw, p.ldw, Trans::transpose,
+                       p.c + j0, p.ldc, arena,
+                       GemmOptions{1.0f, p.beta, p.bias ? p.bias + j0 : nullptr, p.k_blocks});
   });
 }
 

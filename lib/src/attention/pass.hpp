@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "attention/parallel.hpp"
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {

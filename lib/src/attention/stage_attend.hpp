@@ -70,7 +70,7 @@ template <class K>
     FusedScratch f{};
     EMHA_TRY(allocate_group(s.sh, n, arena, f));
     return attend_group<K>(s.d, s.sh, s.o, b, h0, n, head_inputs(s, b, h0), s.positions.alibi_slopes, scale,
-                           f, head_output(s, h0), arena);
+                           f, head_output(s, h0));
   });
 }
 

@@ -19,10 +19,10 @@ void normalize(const Pass& s, std::size_t rows, const float* x, std::size_t ldx,
   const MhaDims& d = s.d;
   const float* gamma = d.norm_affine ? s.w.norm_weight.data : nullptr;
   if (d.norm_kind == NormKind::rms_norm) {
-    K::rms_norm(rows, d.d_model, x, ldx, y, ldy, gamma, d.norm_eps);
+    K::rms_norm_f32(rows, d.d_model, x, ldx, y, ldy, gamma, d.norm_eps);
   } else {
     const float* beta = d.norm_affine ? s.w.norm_bias.data : nullptr;
-    K::layer_norm(rows, d.d_model, x, ldx, y, ldy, gamma, beta, d.norm_eps);
+    K::layer_norm_f32(rows, d.d_model, x, ldx, y, ldy, gamma, beta, d.norm_eps);
   }
 }
 

@@ -19,8 +19,8 @@ template <class K>
 [[gnu::noinline]] Status rope_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const std::size_t D = d.d_model, ld = d.qkv_dim(), p0 = cached(s, b);
-  EMHA_TRY(K::rope(s.sh.seq_q, d.heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv, ld));
-  return K::rope(s.new_kv, d.kv_heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv + D, ld);
+  EMHA_TRY(K::rope_f32(s.sh.seq_q, d.heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv, ld));
+  return K::rope_f32(s.new_kv, d.kv_heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv + D, ld);
 }
 
 // With a cache, the new tokens' positions continue the sequence's, centred on the cache's

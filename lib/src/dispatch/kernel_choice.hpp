@@ -5,7 +5,7 @@
 //   every other build: its one variant; the table is a constexpr here, so the forwarding calls
 //     in dispatch.cpp are direct (no indirect call on Cortex-M, where the stack bound counts).
 
-#include "kernel_table.hpp"
+#include "dispatch/kernel_table.hpp"
 
 #if EMHA_X86_DISPATCH
 namespace emha::detail {

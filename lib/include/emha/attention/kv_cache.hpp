@@ -34,7 +34,7 @@
 
 #include "emha/arena.hpp"
 #include "emha/attention/config.hpp"
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 #include "emha/status.hpp"
 
 namespace emha {

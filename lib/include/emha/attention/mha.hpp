@@ -7,7 +7,7 @@
 #include "emha/arena.hpp"
 #include "emha/attention/config.hpp"
 #include "emha/attention/kv_cache.hpp"
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/status.hpp"
 

@@ -50,7 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "emha/attention/mha_plan.hpp"
+#include "emha/detail/mha_plan.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/span.hpp"
 #include "emha/status.hpp"

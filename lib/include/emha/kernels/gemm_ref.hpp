@@ -7,12 +7,16 @@
 
 #include <cstddef>
 
+#include "emha/arena.hpp"
 #include "emha/kernels/gemm.hpp"
 
 namespace emha {
 
+// Always inlined: a kernel variant's reference path (RefKernels) calls it from two places, and an
+// out-of-line copy compiled with one variant's flags could be the one every variant links
+// (tests/isa_symbols.sh).
 template <class Acc = float>
-void gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k,
+[[gnu::always_inline]] inline void gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k,
                   const float* a, std::size_t lda,
                   const float* b, std::size_t ldb, Trans trans_b,
                   float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept {
@@ -34,6 +38,25 @@ void gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k,
       c[i * ldc + j] = static_cast<float>(v);
     }
   }
+}
+
+// gemm_f32's signature: the reference needs no scratch and fails on nothing.
+template <class Acc = float>
+Status gemm_f32_ref(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                    const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
+                    ArenaRef& /*scratch*/, const GemmOptions& options) noexcept {
+  gemm_f32_ref<Acc>(m, n, k, a, lda, b, ldb, trans_b, c, ldc, options);
+  return Status::ok;
+}
+
+// gemm_f32_rows's reference: gemm_f32_ref without options.k_blocks (gemm_f32_rows ignores it).
+template <class Acc = float>
+void gemm_f32_rows_ref(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                       const float* b, std::size_t ldb, Trans trans_b, float* c, std::size_t ldc,
+                       const GemmOptions& options = {}) noexcept {
+  GemmOptions o = options;
+  o.k_blocks = false;
+  gemm_f32_ref<Acc>(m, n, k, a, lda, b, ldb, trans_b, c, ldc, o);
 }
 
 }  // namespace emha
