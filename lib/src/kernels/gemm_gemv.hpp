@@ -13,12 +13,9 @@
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-// Panels per GEMV call: 4 x NV = 8 chains on AVX2 and AVX-512 (4-cycle FMA latency, two pipes).
-inline constexpr std::size_t gemm_gemv_panels = 4;
-
 // c[0 .. P * NR) = a[0 .. kc) * the P panels ([kc][NR] each, `stride` floats apart), through e
 // (its bias, if any, is the first panel's; alpha, beta as the tile's).
-template <bool Blocked, std::size_t P = gemm_gemv_panels, std::size_t NV = gemm_nv>
+template <bool Blocked, std::size_t P = gemm_target.gemv_panels, std::size_t NV = gemm_nv>
 [[gnu::noinline]] void gemm_gemv_f32(std::size_t kc, const float* a, const float* b, std::size_t stride,
                                      float* c, const GemmEpilogue& e) noexcept {
   using simd::vf32;

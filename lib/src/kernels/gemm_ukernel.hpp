@@ -1,42 +1,18 @@
 #pragma once
 // The GEMM micro-kernel: an MR x NR tile of C (NR = NV vectors) held in registers while k runs
-// over packed panels. One body for every instruction set (vf32 is one lane on the scalar path).
-//
-// Register plans (accumulators + B vectors + A broadcast):
-//   AVX2     6 x 16 (NV=2): 12 + 2 + 1 = 15 of 16 ymm
-//   AVX-512  6 x 32 (NV=2): 12 + 2 + 1 of 32 zmm (room left; 6 rows keep A broadcasts cheap)
-//   aarch64  4 x 16 (NV=4): hand-tuned, see gemm_ukernel_neon64.hpp
-//   armv7    4 x 8  (NV=2):  8 + 2 + 1 of 16 q (6 x 8 would leave no slack for the compiler)
-//   scalar   4 x 4  (NV=4): 16 + 4 + 1 of 32 s registers on a Cortex-M4F/M7
+// over packed panels. One body for every instruction set (vf32 is one lane on the scalar path);
+// the tile's shape per target is gemm_target.hpp's.
 
 #include <cstddef>
 
 #include "emha/kernels/gemm.hpp"
+#include "kernels/gemm_target.hpp"
 #include "simd_arch.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-struct GemmTile {
-  std::size_t mr, nv;
-};
-
-constexpr GemmTile gemm_tile() noexcept {
-  if (!simd::enabled) return {4, 4};
-  if (simd::is_neon64) return {4, 4};
-  if (simd::lanes == 4) return {4, 2};
-  return {6, 2};
-}
-
-inline constexpr std::size_t gemm_mr = gemm_tile().mr;
-inline constexpr std::size_t gemm_nv = gemm_tile().nv;
-inline constexpr std::size_t gemm_nr = gemm_nv * simd::lanes;
-// k steps per iteration of the micro-kernel's loop: 4 with SIMD; 1 on the scalar path, where
-// code size counts more (Cortex-M flash).
-inline constexpr unsigned gemm_k_unroll = simd::enabled ? 4 : 1;
-static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % gemm_nr == 0,
-              "the micro-kernel tile must fit the scratch bounds in gemm.hpp, whose block widths are "
-              "multiples of gemm_max_nr");
+inline constexpr unsigned gemm_k_unroll = gemm_target.k_unroll;
 
 // How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
 struct GemmEpilogue {
@@ -214,22 +190,6 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
   gemm_ukernel_f32<MR, NV, R, Blocked>(kc, a, lda, b, ldb, nullptr, c, ldc, n, e);
 }
 
-// Narrow panels: a panel of at most NR / 2 valid columns (a 16-wide head's products on AVX-512,
-// the last columns of an n that is not a multiple of NR) runs a tile of one vector per row,
-// which reads only that half of each packed row, and of more rows: 8 accumulators hide the FMA
-// latency where 6 x 1 would not (Zen 5 keeps 8 FMAs in flight). Where the tile has two vectors
-// per row (x86, armv7 NEON); aarch64's hand-tuned tile and the scalar path keep theirs.
-inline constexpr bool gemm_has_narrow = simd::enabled && !simd::is_neon64 && gemm_nv == 2;
-inline constexpr std::size_t gemm_narrow_mr = 8;
-inline constexpr std::size_t gemm_narrow_nr = simd::lanes;
-static_assert(gemm_narrow_mr <= gemm_max_mr);
-
-// Small B in place: a narrow panel of an op(B) = B whose k block spans at most this many floats
-// (16 KB, half an L1D: a contiguous span maps its lines to distinct sets, whatever ldb) is read
-// in place by its tiles, unpacked (as OpenBLAS's small-matrix kernels read theirs). Larger B is
-// packed: its rows ldb apart can alias in L1's sets and evict each other.
-inline constexpr std::size_t gemm_in_place_max_floats = 4096;
-
 // The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
 // inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites left
 // gemm_f32's frame 392-488 bytes on Cortex-M -O3; not inlined at all (-Os), the row dispatch,
@@ -273,14 +233,9 @@ template <class Arch>
 }
 
 // An MR-row tile that packs its panel of op(B) = B as it goes (see gemm_ukernel_f32): b, the
-// panel's unpacked rows ldb apart, n == NR columns; bp receives [kc][NR].
-// Only where the portable kernel runs with SIMD (x86, armv7 NEON; armv7 untimed: no board here),
-// not with the hand-tuned aarch64 one, nor on the scalar path (Cortex-M, no data cache: the copy
-// costs the same wherever it runs, and a second kernel would cost flash). Not inlined: inlined
-// into the driver it cost MHA S = 32 and 64 2% (bench/ab/ab.sh against a build without it:
-// 0.975-0.984, also with the tile's use cut to kc >= 128: the driver's code, not the tile's run);
-// out of line 1.001-1.008.
-inline constexpr bool gemm_packs_in_tile = simd::enabled && !simd::is_neon64;
+// panel's unpacked rows ldb apart, n == NR columns; bp receives [kc][NR] (where
+// gemm_target.packs_in_tile). Not inlined: inlined into the driver, the driver's code slowed the
+// attention shapes' products (bench/README.md).
 [[gnu::noinline]] inline void gemm_ukernel_packing(std::size_t kc, const float* a,
                                                    std::size_t lda, const float* b,
                                                    std::size_t ldb, float* bp, float* c,
