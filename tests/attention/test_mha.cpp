@@ -68,7 +68,7 @@ struct Threads3 : emha::MhaConfig<64, 4, 32> {
 
 TEST_CASE("arena bytes of reference configs are pinned") {
   // Regression guard on the memory budget (TFLM memory_arena_threshold_test): a change in these
-  // numbers must be deliberate. Formula in lib/include/emha/attention/mha_plan.hpp.
+  // numbers must be deliberate. Formula in lib/include/emha/detail/mha_plan.hpp.
   using A = emha::MultiHeadAttention<emha::MhaConfig<64, 4, 32>>;
   using B = emha::MultiHeadAttention<emha::MhaConfig<128, 4, 64>>;
   using C = emha::MultiHeadAttention<emha::MhaConfig<256, 8, 128>>;
