@@ -53,6 +53,7 @@ step "install, then find_package(emha) and add_subdirectory from a consumer proj
 rm -rf "$out/prefix"
 cmake --install "$out/no-exceptions" --prefix "$out/prefix" >/dev/null
 /usr/bin/python3 "$out/prefix/share/emha/emha-export" --help >/dev/null  # the installed exporter runs
+cmp LICENSE "$out/prefix/share/doc/emha/LICENSE"  # the package carries the license
 for mode in package subdirectory; do
   cmake -S tests/consumer -B "$out/consumer-$mode" -DCMAKE_BUILD_TYPE=Release \
     -DCONSUMER_MODE=$mode -DCMAKE_PREFIX_PATH="$out/prefix" -DEMHA_SOURCE_DIR="$root" \
