@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite (README command 2; .ci/run runs it). Installs dependencies, then builds
 # and runs every configuration; stops with a non-zero status at the first failure.
 #   EMHA_BUILD_ROOT  where build trees go (default: build/)
@@ -14,6 +15,9 @@ mkdir -p "$out"
 bash .ci/install-deps
 
 step() { printf '\n==== %s ====\n' "$*"; }
+
+step "sources: SPDX lines, no lab notes in lib/ and README.md, lib/ comments name existing files"
+bash tests/check_sources.sh
 
 # configure_build_test <name> [cmake args...]: a build tree under $out/<name>, all of ctest.
 configure_build_test() {
