@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GFLOP/s of emha and its peers per configuration, with the machine's FMA peaks, as one PNG.
 
 usage: /usr/bin/python3 bench/plot.py --mha BUILD/bench_mha.json [--gemm BUILD/bench_gemm.json]

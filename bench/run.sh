@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # README command 1: installs dependencies, builds Release, then runs
 #   1. the attention benchmark (emha MultiHeadAttention vs Eigen) and its summary table,
 #   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table), with

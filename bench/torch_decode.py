@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch's decode step, done the way HF and torchscale do it, beside emha_bench_decode, one run.
 
 usage: /usr/bin/python3 bench/torch_decode.py BUILD/bench/emha_bench_decode [--repetitions N]

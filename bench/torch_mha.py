@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch's nn.MultiheadAttention timed beside emha's C++ benchmark binary, in one run.
 
 usage: /usr/bin/python3 bench/torch_mha.py BUILD/bench/emha_bench_mha [--repetitions N] [--min-time S]

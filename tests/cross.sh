@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The ARM half of the test suite; tests/run.sh runs it last, after installing the packages
 # (.ci/install-deps). Stops with a non-zero status at the first failure.
 #   bash tests/cross.sh [out] [jobs]     build trees go to <out>/arm-* (default build/, nproc)

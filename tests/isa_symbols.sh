@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The x86-64 kernel variants must not share code: each variant's objects (lib/src/isa.hpp) may
 # define out-of-line code only in their own namespace (emha::...::isa_<variant>). A weak symbol
 # outside it (an inline function or template of a header, compiled with this variant's flags)

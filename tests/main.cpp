@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The doctest main of emha's test executables. --emha-isa=NAME runs the whole suite on that
 // kernel variant (emha::select_simd_isa, before anything else of emha runs); when this CPU cannot
 // run it the executable exits with 77, which ctest reports as skipped (SKIP_RETURN_CODE).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite (README command 2; .ci/run runs it). Installs dependencies, then builds
 # and runs every configuration; stops with a non-zero status at the first failure.
 #   EMHA_BUILD_ROOT  where build trees go (default: build/)
@@ -14,6 +15,9 @@ mkdir -p "$out"
 bash .ci/install-deps
 
 step() { printf '\n==== %s ====\n' "$*"; }
+
+step "sources: SPDX lines, no lab notes in lib/ and README.md, lib/ comments name existing files"
+bash tests/check_sources.sh
 
 # configure_build_test <name> [cmake args...]: a build tree under $out/<name>, all of ctest.
 configure_build_test() {
@@ -53,6 +57,7 @@ step "install, then find_package(emha) and add_subdirectory from a consumer proj
 rm -rf "$out/prefix"
 cmake --install "$out/no-exceptions" --prefix "$out/prefix" >/dev/null
 /usr/bin/python3 "$out/prefix/share/emha/emha-export" --help >/dev/null  # the installed exporter runs
+cmp LICENSE "$out/prefix/share/doc/emha/LICENSE"  # the package carries the license
 for mode in package subdirectory; do
   cmake -S tests/consumer -B "$out/consumer-$mode" -DCMAKE_BUILD_TYPE=Release \
     -DCONSUMER_MODE=$mode -DCMAKE_PREFIX_PATH="$out/prefix" -DEMHA_SOURCE_DIR="$root" \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # 64-bit Raspberry Pi OS / Debian arm64: Pi 3 (cortex-a53), Pi 4 (cortex-a72), Pi 5 (cortex-a76).
 # EMHA_ARM_CPU is both -mcpu and qemu's -cpu, so code that needs a newer core than the board's
 # dies under qemu with SIGILL instead of on the board (qemu's default -cpu max has SVE, fp16...).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Pi Zero / Pi 1 class (ARM1176, armv6 + VFPv2, no NEON): emha takes its scalar path.
 # -marm: the Debian compiler defaults to Thumb-2, which armv6 lacks.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # 32-bit Raspberry Pi OS / Debian armhf on a Pi 2, 3 or 4 (armv7-a with NEON and VFPv4).
 # Debian's armhf baseline has no NEON (xsimd would find no architecture): ask for it. qemu runs it
 # as a cortex-a7 (Pi 2), the smallest core with NEON + VFPv4 (cortex-a8/a9 lack VFPv4).

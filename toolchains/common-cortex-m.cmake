@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared part of the bare-metal Cortex-M toolchain files: arm-none-eabi-g++ with newlib-nano, no
 # OS, no heap; tests run under qemu-system-arm with semihosting. The short per-board file sets,
 # then includes this:

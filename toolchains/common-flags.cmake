@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # emha_toolchain_flags(<C|CXX|ASM|EXE_LINKER> <flags>): the toolchain's flags for CMAKE_<kind>_FLAGS.
 # CMake copies CMAKE_<kind>_FLAGS_INIT into the cache only on a build tree's first configure, and
 # not at all when CMAKE_<kind>_FLAGS is given on the command line: so the flags are also put in

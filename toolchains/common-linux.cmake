@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared part of the Linux ARM toolchain files (Raspberry Pi class boards, Debian cross g++ and
 # multiarch target libraries, qemu-user to run tests). The short per-target file sets, then
 # includes this:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Paired A/B timing of two emha revisions in one process (see ab_main.cpp for why).
 #   bash bench/ab/ab.sh A B [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
 #                           [--offset-bytes N]   (side B's GEMM operands N bytes off a cache line)

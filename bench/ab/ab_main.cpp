@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Paired A/B timing of two emha revisions in one process (bench/ab/ab.sh builds the two sides).
 // This VM's slow phases last seconds and move every timing by 20-30%, so separate runs of two
 // builds compare phases, not code. Here batches of A and B alternate a few milliseconds apart

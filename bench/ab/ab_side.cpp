@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One side of the A/B comparison (bench/ab/ab.sh): emha's public API behind ab_side.h's C entry
 // points, compiled against the revision under test. The same file serves both sides, so inputs
 // are bit-identical and outputs can be compared.

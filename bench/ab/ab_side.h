@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C interface between bench/ab/ab_main.cpp and one side (ab_side.cpp built against one emha
 // revision). Plain C types only: the two sides may disagree on every emha header.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha::MultiHeadAttention::forward against a plain Eigen MHA, batch 1 self-attention, 1 thread;
 // then emha on one thread and split over the port's workers, in wall time.
 //

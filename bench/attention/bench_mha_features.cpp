@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The features around attention (issue #16), one at a time against the plain layer: emha
 // MultiHeadAttention<Config>::forward at (S, D, H) = (128, 256, 8), batch 1 self-attention
 // (query, key and value the same span), no mask, fused path (no attention weights asked), one

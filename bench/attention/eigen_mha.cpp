@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain Eigen multi-head self-attention (see eigen_mha.hpp). Compiled with the library's ISA
 // flags (-mavx2 -mfma on x86), single-threaded.
 

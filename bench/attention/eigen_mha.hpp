@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Eigen peer of emha::MultiHeadAttention::forward: batch 1, self-attention, no mask, weights in
 // torch.nn.MultiheadAttention's layout. Written the way a competent engineer would write it with

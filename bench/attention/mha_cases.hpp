@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The MHA benchmark's cases: random weights and input for one (S, D, H), and a type-erased
 // handle on a static emha::MultiHeadAttention<MhaConfig<D, H, S>> so that a table of cases can

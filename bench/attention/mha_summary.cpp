@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "attention/mha_summary.hpp"
 
 namespace emha_bench {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The MHA benchmark's human-readable summary table (one row per config).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha on a Cortex-M board: gemm_f32 at attention-sized shapes and one MultiHeadAttention forward
 // of the reference config, timed in cycles of the port's counter (DWT->CYCCNT on hardware).
 // Run it on the board for numbers; tests/cross.sh runs it once under qemu as a smoke test only.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # emha-run (emha_run.cpp), the on-device benchmark of an exported layer, for Linux boards and the
 # host. The top-level CMakeLists.txt calls this when EMHA_RUN_MODEL names a header written by
 # lib/export/emha_export.py --header; tests/export builds one per round-trip fixture.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha-run: the on-device benchmark of a user's own exported layer (issue #18), for Linux boards
 // (Raspberry Pi) and the host. Compiled against the header lib/export/emha_export.py wrote (its
 // Config: sizes are compile-time constants), it loads the blob the exporter wrote beside it,

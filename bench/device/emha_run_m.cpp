@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha-run for Cortex-M (issue #18): the layer of an exported header (its Config, its weights as
 // const arrays: in flash), checked against the reference the exporter embedded (export with
 // --reference-rows N [--reference-causal]) and timed with the port's cycle counter through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A tick-based benchmark runner for bare-metal targets, where Google Benchmark (which needs an
 // OS) cannot run: times a callable with emha::port::cycles() and prints one line per benchmark

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What emha-run (emha_run.cpp, Linux) and its Cortex-M form (emha_run_m.cpp) both compute for an
 // exported layer of Config C: the reference check's error budget and outcome, and the FLOPs of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One GEMM, `reps` times, for counting executed instructions under qemu (gemm_icount.sh):
 //   gemm_icount <emha|eigen|openblas> <n> <reps>   C[n x n] = A[n x n] * B[n x n], f32
 // Instructions per GEMM = (count(reps = 3) - count(reps = 1)) / 2, which cancels start-up.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # FLOP per executed instruction of f32 GEMM on ARM Linux (aarch64, or armv7 with NEON), for emha and
 # its peers, counted exactly by qemu (one log line per executed instruction). qemu counts
 # instructions, not cycles: seconds come only from the on-device benchmark on a real Pi.

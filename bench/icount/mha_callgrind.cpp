@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiHeadAttention::forward `reps` times on one of the benchmark's four configs, for counting
 // executed instructions under valgrind --tool=callgrind (mha_callgrind.sh):
 //   mha_callgrind <32|64|128|256> <reps>      (S, D, H) = (32,64,4) (64,128,4) (128,256,8) (256,512,8)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Executed instructions per MultiHeadAttention::forward on this machine's build (AVX2 on x86),
 # counted by valgrind --tool=callgrind, for the benchmark's four configs; FLOP per instruction
 # beside it. Instructions, not seconds: deterministic for a given binary, so it shows what a

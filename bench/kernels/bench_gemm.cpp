@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha::gemm_f32 against single-threaded OpenBLAS and Eigen, same shapes, same binary.
 //
 // Names: gemm_f32/<nt|nn>/<M>x<N>x<K>/<emha|emha_pp|openblas|eigen>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha::softmax_f32 against its scalar reference (softmax_f32_ref, the no-SIMD path) and Eigen.
 //
 // Names: softmax_f32/<rows>x<n>/<emha|emha_ref|eigen>, y = softmax(0.125 * x) row by row, x != y.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Eigen peer of emha::gemm_f32 (compiled only when Eigen was found, with the library's ISA flags:
 // -mavx2 -mfma on x86, so Eigen uses the same vector width as emha).
 

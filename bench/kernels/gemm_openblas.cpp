@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenBLAS peer of emha::gemm_f32 (compiled only when OpenBLAS was found).
 
 #include <cblas.h>

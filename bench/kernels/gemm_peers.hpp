@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GEMM peers timed beside emha::gemm_f32 in bench_gemm.cpp. Row-major, contiguous, f32,
 // single-threaded:

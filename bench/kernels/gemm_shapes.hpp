@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GEMM benchmark's shapes: bench_gemm.cpp times them against the peers, ab/ab_main.cpp
 // times them between two emha revisions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernels/gemm_summary.hpp"
 
 namespace emha_bench {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // bench_gemm's human-readable summary: per shape, GFLOP/s and % of the FMA peak of emha and each
 // peer, and the peers' time over emha's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Eigen peer of emha::softmax_f32 (compiled with the library's ISA flags when Eigen was found).
 
 #include <Eigen/Core>

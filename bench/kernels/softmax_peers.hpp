@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Softmax peer timed beside emha::softmax_f32 in bench_softmax.cpp (compiled only when Eigen was
 // found; call it under `if constexpr (emha_bench::have_eigen)`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Benchmark buffers start on a 64-byte cache line, as emha's arena buffers do and as inference
 // runtimes align their tensors. std::vector's malloc gives 16 bytes: then every other 32-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BenchRun: Google Benchmark's main split in two (set-up, run), plus the start-up FMA peak and a
 // display reporter that keeps every benchmark's median for the binary's own summary table.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The shared main of the benchmark binaries: Google Benchmark's flags, the start-up FMA peak,
 // peer set-up, context entries, and the per-benchmark medians for a binary's own summary.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The FLOP-rate counters every benchmark reports, relative to the FMA peak measured at start-up.
 

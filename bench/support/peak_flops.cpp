@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FMA throughput loop: `chains` independent accumulators acc = acc * a + b, each an FMA of one
 // vector, so the loop runs at the core's FMA issue rate instead of its FMA latency. Compiled once
 // per instruction set the bench measures (bench/CMakeLists.txt), each time in the namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The machine's single-core f32 FMA peaks, measured in this process: an FMA throughput loop over
 // many independent accumulator chains, once per vector instruction set the CPU has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which FMA peaks to measure: the bench's own vector width, and on x86-64 AVX-512 as well where
 // the CPU has it (a Zen 5 runs AVX-512 FMAs at full width, twice AVX2's FLOP per cycle; a Zen 4
 // at the same rate): "% peak" must be against what the machine can do, not only the build's ISA.

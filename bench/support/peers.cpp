@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peer set-up and description: the one file that includes every optional peer's header.
 
 #include "support/peers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which optional peers this build has. bench/CMakeLists.txt finds OpenBLAS and Eigen if present,
 // defines EMHA_BENCH_HAVE_<PEER> to 0/1 and compiles a peer's files only when it has it; code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Deterministic benchmark inputs: the same numbers on every run and every target.
 

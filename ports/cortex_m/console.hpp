@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Console lines over semihosting for the Cortex-M firmware and device benchmarks, without printf
 // (newlib's stdio allocates its buffers on the heap). A Line formats into a fixed buffer and is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Firmware executables for the boards of toolchains/cortex-m*.cmake: emha's start-up code and
 # vector table (startup.cpp), the board's linker script (ld/<board>.ld) and a map file.
 #

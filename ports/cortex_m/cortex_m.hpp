@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the cortex_m port adds to emha/port.hpp: the core clock it reports and which counter
 // cycles() reads. Include from firmware that links emha built with EMHA_PORT=cortex_m.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cortex-M port (bare metal, armv7-M and armv8-M mainline: M4, M7, M33, M55, ...).
 //   cycles(): DWT->CYCCNT, extended to 64 bits in software (call it at least once per 2^32
 //             cycles, 170 s at 25 MHz); when the core has no working cycle counter (qemu models

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ARM semihosting: the debugger (or qemu -semihosting) does I/O for the target. The few calls
 // the cortex_m port, the test firmware and the device benchmarks need. Each is one BKPT 0xAB:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Start-up code and vector table of emha's Cortex-M firmware (test firmware, device benchmarks).
 // Reset: FPU (and MVE) on, .data copied from flash, .bss zeroed, static constructors, main(),
 // then a semihosting exit with main's return value. A fault prints its registers and exits with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference port with no clock and no output: the minimum a new platform must provide.
 // abort() spins, since there is nothing to return to.
 

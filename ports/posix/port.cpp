@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POSIX port (Linux boards, the development host): stderr and clock_gettime(CLOCK_MONOTONIC).
 
 #include <cstdio>

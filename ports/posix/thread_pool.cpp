@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POSIX port: parallel_for over a fixed set of worker threads (emha/port.hpp).
 // The application calls start_workers(n) once at init: n - 1 threads are created (the only
 // allocations here: their stacks and std::thread's state) and live until the process ends. A

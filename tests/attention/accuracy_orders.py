@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Which float32 accumulation orders would bring emha's error against the fixtures' float64 truth
 under PyTorch float32's own (issue #15, item 5)? A float32 emulation of emha's MHA forward (the
 fused path with one key tile, the fixtures' case) whose every stage's order is selectable: FMA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads a generated PyTorch fixture (tests/attention/fixtures/*.hpp) into emha's API types.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generate C++ reference fixtures for emha's multi-head attention from torch.nn.MultiheadAttention.
 
 For every configuration in CASES this script builds a seeded torch.nn.MultiheadAttention (float32,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generate C++ fixtures for emha from the attention modules users port ("seed" modules), in PyTorch.
 
 tests/attention/gen_fixtures.py covers torch.nn.MultiheadAttention; this script re-implements, as

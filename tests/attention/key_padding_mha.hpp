@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The layer the behaviour tests (test_mha.cpp, test_mha_bad_input.cpp) run: the key_padding
 // fixture's config (d_model 32, 4 heads, S_q 6, S_kv 9, batch 2) with its PyTorch weights.

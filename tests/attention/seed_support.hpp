@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads a generated seed-module fixture (tests/attention/seed_fixtures/*.hpp, from
 // tests/attention/gen_seed_fixtures.py) into emha's API types: the Config its module maps onto,

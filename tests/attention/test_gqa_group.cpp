@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GQA/MQA decode steps: with one query token per sequence, a group's query heads are stacked as
 // the rows of one pass over their shared K/V head (lib/src/attention/group_attention.hpp, SIMD
 // builds; issue #17). Each row must be the per-head path's bits. The oracle is the same layer

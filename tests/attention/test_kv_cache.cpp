@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Incremental decoding through a KvCache (issue #17) against PyTorch: decoding a fixture's T tokens
 // one at a time, in chunks of 3, or all at once through the cache gives what torch's one causal
 // forward over all T tokens gave (tests/attention/gen_seed_fixtures.py: MHA with RoPE, GQA 8 on 2,

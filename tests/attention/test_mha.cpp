@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiHeadAttention behaviour beyond parity: arena budget, masks that must agree with each
 // other, incremental decoding, scale, fully masked rows and caller arenas (bad input:
 // test_mha_bad_input.cpp).

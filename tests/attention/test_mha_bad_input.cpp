@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiHeadAttention on bad input: every error is a Status, returned before anything is written
 // (outputs compared whole, guard elements around them); values at the edge of their type
 // (causal offsets up to SIZE_MAX, enums out of range) are either exact or refused.

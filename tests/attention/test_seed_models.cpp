@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seed modules end to end (issue #16): the blog encoder block (sinusoidal input, post-LN),
 // torchscale's MultiheadAttention (xPos, sub-LN, rel_pos), labml's annotated MHA (its mask, V-only
 // bias), per-head Linear layouts, and RoPE / ALiBi / RMSNorm / pre-LN, each against a faithful

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cross-attention over static K/V (issue #17; torchscale's encoder_decoder_attention with
 // static_kv): the encoder's key and value projected once into a KvCache (project_kv), then the
 // decoder's queries attended to them one at a time or in chunks (forward_static_kv), give what

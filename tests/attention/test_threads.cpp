@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads (emha::port::parallel_for, Config::max_threads): every task runs once, and a forward
 // pass split over workers gives the same bits as one thread, on every path and mask.
 

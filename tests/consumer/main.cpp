@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Links emha::emha and runs one small attention call: exit 0 only if it worked. On Cortex-M it
 // reports through emha's semihosting console (printf would bring newlib's heap, which the heap
 // gate refuses).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads an emha weight blob back in Python (lib/include/emha/io/weight_blob.hpp, version 1): the
 test side's check of lib/export/emha_export.py's writer, independent of it. Shared by
 gen_roundtrip.py and test_export_errors.py."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's "From PyTorch to the device" commands, exactly as written there: the ```sh block
 # after the `<!-- readme-commands export -->` marker, run from the checkout's root. Fails if the
 # block is missing, if any command fails, or if emha-run's reference check does not say ok.

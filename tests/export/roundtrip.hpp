@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One exported fixture's round trip (issue #18), shared by the host suite (test_roundtrip.cpp,
 // doctest; every Linux target under qemu) and the Cortex-M firmware (tests/firmware/

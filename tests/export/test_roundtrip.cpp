@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trip of every exported fixture (issue #18): a randomly initialized PyTorch module of each
 // naming family, exported by lib/export/emha_export.py (tests/export/gen_roundtrip.py). Its header
 // compiled into this suite and its blob read from disk (as emha-run does) give the same weights

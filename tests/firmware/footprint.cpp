@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What emha costs a firmware, built twice: with EMHA_FOOTPRINT_MHA, one MultiHeadAttention of the
 // reference config (weights read in place, a causal self-attention forward); without, the same
 // start-up code and the same weight and activation buffers, no emha. tests/cross.sh prints `size`

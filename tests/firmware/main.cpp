@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // emha's bare-metal test firmware: kernels against their scalar references over tail sizes,
 // MultiHeadAttention against PyTorch's outputs (tests/attention/fixtures, the `small` list) and
 // the seed modules' re-implementations (tests/attention/seed_fixtures, its `small` list),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the firmware's parity suites (test_parity.cpp, test_seed_parity.cpp) share: static buffers
 // sized at compile time for the largest of their fixtures, and guard floats around the outputs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The test firmware's runner: doctest needs an OS, this needs a console. A check that fails
 // prints one line and is counted; main() returns the count, which the start-up code hands to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the seed suites (test_seed_parity.cpp: whole forwards; test_kv_cache.cpp: decoding
 // through a KvCache) share: the layer's object slot and its caller arena, sized at compile time

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Worst-case stack of emha's public entry points on a Cortex-M build, from the call down.
 
 emha's own functions: the call graphs gcc writes with -fcallgraph-info=su (one <object>.ci per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The stack a call takes on this core, measured: the free stack below the caller is painted with
 // a pattern, the call runs, and the deepest word that no longer holds the pattern marks its

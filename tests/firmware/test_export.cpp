@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exported PyTorch modules on the target (issue #18): two small fixtures of tests/export (an
 // nn.MultiheadAttention and an HF-style GQA layer with RoPE, a sliding window and a pre-RMSNorm)
 // through the same round trip as the host suite (tests/export/roundtrip.hpp): the blob, compiled

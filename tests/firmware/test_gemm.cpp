@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemm_f32 against gemm_f32_ref (float, another summation order) and gemm_f32_ref<double>, over
 // tails of every micro-kernel tile, both B layouts, padded leading dimensions, alpha/beta/bias,
 // and K and M beyond one packed block. The bound is tests/kernels/test_gemm.cpp's (Higham):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Incremental decoding through a KvCache (issue #17) on the target: every causal self-attention
 // fixture of emha::seed_fixtures::small is decoded one
 // token at a time and in chunks of 3 through MultiHeadAttention::forward(shape, x, out, cache),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mask kernels against their scalar references, bit for bit (they write -inf or add one float),
 // over tail lengths, query offsets, valid lengths and broadcast rows.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // layer_norm_f32, rms_norm_f32 and rope_f32 on the device: norms against their float64
 // reference within the float32 bound of tests/kernels/test_norm.cpp (a looser one: max over the
 // row), RoPE bit for bit against its scalar reference, over tail lengths; xPos; and the tables

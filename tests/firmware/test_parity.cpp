@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiHeadAttention against torch.nn.MultiheadAttention on the target: every fixture of
 // emha::fixtures::small (tests/attention/fixtures, mapped to the API by fixture_support.hpp, the
 // host suite's tests/attention/test_parity.cpp does the same with doctest), with the weights read

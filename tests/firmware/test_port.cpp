@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cortex_m port's hooks: name, a cycle counter that advances, the clock it reports.
 
 #include <cstring>

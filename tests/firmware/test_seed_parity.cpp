@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiHeadAttention around attention (issue #16) against the seed modules' PyTorch
 // re-implementations, on the target: every fixture of emha::seed_fixtures::small
 // (tests/attention/seed_fixtures, mapped to the API by seed_support.hpp; the host suite's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax_f32 against softmax_f32_ref<double> and softmax_f32_ref over tail lengths, with scale,
 // padding and additive masks, and the edge cases: masked keys, fully masked rows, NaN rows.
 // The bound is tests/kernels/test_softmax.cpp's (tests/support/softmax_bound.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target (clang, ASan + UBSan): the weight blob loader, load_weights (issue #18), on
 // two Configs (nn.MultiheadAttention's layout; GQA with kdim/vdim, RoPE and a norm). Asserts the
 // loader's contract (emha/io/weight_blob.hpp):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target (clang, ASan + UBSan): MultiHeadAttention's set_weights, forward and
 // forward_reference, and ArenaRef::allocate, as an adversarial user calls them. Every config
 // shape the test suite uses, every option, out-of-range shapes and enums, spans that are absent,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns libFuzzer's bytes into choices: each take_*() consumes the next bytes (zeros once they
 // run out, so every input is a complete case), and a seeded PRNG (splitmix64) fills buffers, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Buffers for one fuzz case, carved from a static pool (no heap in the harness either), each
 // with guard bytes on both sides. intact() proves that nothing wrote outside any buffer; a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The fuzz targets (tests/fuzz/fuzz_forward.cpp and fuzz_blob.cpp, the weight blob loader: clang's
 # libFuzzer, ASan + UBSan on the harness and on emha) built and run for a bounded time from the
 # committed seed corpus (the loader for a third of the time, at least 20 s). Exits non-zero on any

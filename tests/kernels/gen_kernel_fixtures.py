@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generate C++ fixtures for emha's normalization and RoPE kernels from PyTorch.
 
 Each case runs the PyTorch code a user's model runs (torch.nn.LayerNorm; Hugging Face's

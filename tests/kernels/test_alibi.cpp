@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ALiBi: alibi_slopes bit for bit against the paper's reference code (tests/kernels/fixtures:
 // get_slopes for 1-16, 24 and 32 heads, including the non-power-of-two counts 6 and 12 that
 // wrong variants in the wild get wrong), and mask_alibi_f32 bit for bit against its scalar

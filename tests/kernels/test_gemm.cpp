@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemm_f32 against its scalar reference (same float arithmetic, another summation order) and
 // against float64 math, over every tail of every micro-kernel tile and both B layouts.
 //

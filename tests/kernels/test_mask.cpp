@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mask kernels against their scalar references, element for element (masking writes -inf or adds
 // one float: the results must be bit-identical), and against the plain definitions.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // layer_norm_f32 and rms_norm_f32 against their scalar references, float64 math and PyTorch
 // (tests/kernels/fixtures/kernels.hpp: torch.nn.LayerNorm and Hugging Face's LlamaRMSNorm).
 //

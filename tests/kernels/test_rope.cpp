@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rope_f32 and rope_table_f32 against the scalar reference (bit for bit: same arithmetic), float64
 // math and PyTorch (tests/kernels/fixtures/kernels.hpp: Hugging Face's rotary embedding, both
 // pairings, partial rotary, Llama 3's base, a position past 4096).

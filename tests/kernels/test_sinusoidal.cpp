@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sinusoidal_table_f32 bit for bit against the blog encoder block's Python loop
 // (tests/kernels/fixtures, `sinusoidal::pe`), and within float32 angle rounding of the PyTorch
 // tutorial's float32 formula (`sinusoidal::tutorial`): |difference| <= (p + 1) * 2^-22 at position p.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax_f32 against its scalar reference and float64 math.
 //
 // Tolerance: y_j = e_j / S with e_j = exp(z_j - max). Forming z costs one rounding of |z| (up to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Defines the malloc family in the executable, so every allocation in the process goes through
 // here, those made inside libstdc++.so (operator new) included; forwards to glibc's __libc_*
 // entry points. Cannot share an executable with ASan or valgrind, which interpose the same names.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A counting malloc-family interposer (heap_gate.cpp). While armed, every allocation is counted
 // and FAILS (returns null), so code under test that touches the heap cannot succeed by accident.

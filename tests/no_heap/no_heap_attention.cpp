@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "no_heap_attention.hpp"
 
 #include "attention/fixture_support.hpp"

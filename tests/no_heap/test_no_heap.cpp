@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // No-heap proof: arena, kernel and attention calls run with the heap gate armed (any allocation
 // is counted and fails). The counter is read before asserting: doctest itself may allocate.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A weight blob built byte by byte from the format's table (emha/io/weight_blob.hpp), for the
 // loader's tests and the fuzz target's seeds: independent of the library (its own CRC-32, the

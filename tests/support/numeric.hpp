@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test helpers: deterministic inputs, tail-length sweeps and error bounds from float32 arithmetic.
 

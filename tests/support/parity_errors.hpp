@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A kernel's output against a PyTorch fixture F (F::out, torch's float32 result; F::out_f64, the
 // float64 truth): the max errors issue #16's parity criterion compares (emha's within 2x torch's).

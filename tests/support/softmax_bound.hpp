@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The float32 error bound of softmax_f32, shared by the host tests (tests/kernels/test_softmax.cpp,
 // which derives it) and the firmware tests (tests/firmware/test_softmax.cpp):

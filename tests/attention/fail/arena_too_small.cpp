@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: a caller arena with a compile-time size below arena_bytes.
 #include <emha/emha.hpp>
 

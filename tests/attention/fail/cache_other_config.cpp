@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: see tests/CMakeLists.txt (fail_cases). A KvCache of another Config (here a
 // different kv_heads) cannot be passed to forward().
 #include <emha/emha.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control for the must-not-compile tests: the same harness on valid configs compiles.
 #include <emha/emha.hpp>
 

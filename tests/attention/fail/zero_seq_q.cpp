@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: see tests/CMakeLists.txt (fail_cases).
 #include <emha/emha.hpp>
 

@@ -1,0 +1,351 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Source hygiene checks of the emha tree (tests/run.sh runs them before any build).
+
+  check_sources.py [PATH...]            check PATHs (files or folders, from the current folder or
+                                        the checkout's root; default: the whole project)
+  check_sources.py --fix-spdx PATH...   insert the SPDX line into the source files among PATHs
+                                        (folders are walked) that lack it; idempotent
+
+The checks, one output line per problem ("path:line: what"), then a summary; exit status 1 when
+any problem was found:
+  spdx   a source file (.cpp .hpp .h .c .cmake .cmake.in .py .sh .ld, CMakeLists.txt, any file
+         under .ci/) without "SPDX-License-Identifier: Apache-2.0" in its first 3 lines.
+         Generated data is not looked at: folders named fixtures, seed_fixtures or corpus.
+  note   in lib/ and README.md, a lab note: "session N", "issue #N", "this machine" or
+         "no board here" (any case), which mean nothing to a reader of the released tree.
+  path   in lib/, a comment (or a Python docstring) naming a file of the tree (a token ending in
+         .cpp .hpp .h .py .sh .cmake or .md) that does not exist: a path with a folder must be
+         some file's path or the end of one ("src/isa.hpp" is lib/src/isa.hpp), or lead to a
+         file from the commenting file's folder; a bare name must be some file's name. Not
+         checked: an option's argument in a usage text ("--header OUT.hpp") and the names of
+         other projects' files listed in EXTERNAL.
+"""
+import io
+import os
+import re
+import sys
+import tokenize
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_PATHS = ["CMakeLists.txt", ".ci", "bench", "lib", "ports", "tests", "toolchains",
+                 "README.md"]
+
+SPDX = "SPDX-License-Identifier: Apache-2.0"
+SPDX_LINES = 3
+# Folders of generated data (fixture headers and blobs, fuzz corpus): never source.
+GENERATED_DIRS = {"fixtures", "seed_fixtures", "corpus"}
+# Never part of the tree: build outputs and caches.
+SKIP_DIRS = {".git", "build", "__pycache__"}
+
+C_STYLE = (".cpp", ".hpp", ".h", ".c")
+HASH_STYLE = (".cmake", ".cmake.in", ".py", ".sh")
+BLOCK_STYLE = (".ld",)
+
+NOTE_RE = re.compile(r"session [0-9]+|issue #[0-9]+|this machine|no board here", re.IGNORECASE)
+# A file name or path with one of the extensions, not part of a longer word, path, URL, glob
+# (gemm_*.cpp) or placeholder (readme_<NAME>.cpp, ${name}.hpp).
+PATH_RE = re.compile(r"(?<![\w./\-+*<>{}$%@:])((?:\.\.?/)*\w[\w.+\-]*(?:/[\w.+\-]+)*"
+                     r"\.(?:cpp|hpp|h|py|sh|cmake|md))(?![\w/*<>{}$%])")
+# What a usage text passes a command-line option ("--header OUT.hpp"): a user's file.
+OPTION_RE = re.compile(r"--[\w-]+[ =]$")
+# Names of files in other projects, which comments in lib/ cite.
+EXTERNAL = {
+    "llama.cpp",                             # the llama.cpp project
+    "component/xpos_relative_position.py",  # torchscale's xPos
+}
+
+
+def resolve(path):
+    """path as given (from the current folder), or else from the checkout's root."""
+    return path if os.path.exists(path) else os.path.join(ROOT, path)
+
+
+def rel(path):
+    return os.path.relpath(os.path.abspath(path), ROOT).replace(os.sep, "/")
+
+
+def comment_style(relpath, first_line=""):
+    """'//', '#', '/*' or None for a file that is not source."""
+    name = relpath.rsplit("/", 1)[-1]
+    if name.endswith(C_STYLE):
+        return "//"
+    if name.endswith(BLOCK_STYLE):
+        return "/*"
+    if name == "CMakeLists.txt" or name.endswith(HASH_STYLE) or relpath.startswith(".ci/"):
+        return "#"
+    if first_line.startswith("#!"):
+        return "#"
+    return None
+
+
+def generated(relpath):
+    return any(part in GENERATED_DIRS for part in relpath.split("/")[:-1])
+
+
+def walk(path):
+    """Files under path (a file or a folder), relative to the root, build outputs skipped."""
+    if os.path.isfile(path):
+        yield rel(path)
+        return
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for f in sorted(files):
+            yield rel(os.path.join(folder, f))
+
+
+def read_lines(relpath):
+    with open(os.path.join(ROOT, relpath), encoding="utf-8", errors="replace", newline="") as f:
+        return f.read().splitlines()
+
+
+def has_spdx(lines):
+    return any(SPDX in line for line in lines[:SPDX_LINES])
+
+
+# ---- comments ----------------------------------------------------------------------------------
+
+def c_comments(text):
+    """(line, text) of each // and /* */ comment of C/C++ (or linker script) source."""
+    out = []
+    i, n, line = 0, len(text), 1
+
+    def word(k):  # text[k] is part of an identifier or number
+        return 0 <= k < n and (text[k].isalnum() or text[k] == "_")
+
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append((line, text[i + 2:end]))
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end
+            for k, part in enumerate(text[i + 2:end].split("\n")):
+                out.append((line + k, part))
+            line += text.count("\n", i, end)
+            i = end + 2
+        elif text.startswith('R"', i) and not word(i - 1):
+            m = re.match(r'R"([^()\\ ]{0,16})\(', text[i:])
+            if not m:
+                i += 1
+                continue
+            end = text.find(")" + m.group(1) + '"', i)
+            end = n if end < 0 else end + len(m.group(1)) + 2
+            line += text.count("\n", i, end)
+            i = end
+        elif c == '"' or (c == "'" and not (word(i - 1) and word(i + 1))):
+            j = i + 1  # a string or character literal (a digit separator 1'000 is neither)
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def hash_comments(text, quotes):
+    """(line, text) of each # comment of CMake or shell source: a # at a line's start or after
+    a blank, outside quotes (a quoted CMake argument spanning lines is followed)."""
+    out = []
+    quote = None
+    for number, line in enumerate(text.split("\n"), 1):
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if quote:
+                if c == "\\" and quote == '"':
+                    i += 1
+                elif c == quote:
+                    quote = None
+            elif c in quotes:
+                quote = c
+            elif c == "#" and (i == 0 or line[i - 1] in " \t(;"):
+                out.append((number, line[i + 1:]))
+                break
+            i += 1
+        if quote == "'":  # an apostrophe in a heredoc or an echo: never past the line
+            quote = None
+    return out
+
+
+def python_comments(relpath, text):
+    """(line, text) of each # comment and docstring of Python source."""
+    out = []
+    previous = tokenize.NEWLINE
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                out.append((tok.start[0], tok.string[1:]))
+            elif tok.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT,
+                                                               tokenize.DEDENT):
+                for k, part in enumerate(tok.string.split("\n")):
+                    out.append((tok.start[0] + k, part))
+            if tok.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = tok.type
+    except (tokenize.TokenError, SyntaxError) as error:
+        print(f"warning: {relpath}: not tokenized, comments unchecked: {error}", file=sys.stderr)
+    return out
+
+
+def comments(relpath, text):
+    name = relpath.rsplit("/", 1)[-1]
+    if name.endswith(C_STYLE + BLOCK_STYLE):
+        return c_comments(text)
+    if name.endswith(".py"):
+        return python_comments(relpath, text)
+    if name.endswith(".sh") or relpath.startswith(".ci/"):
+        return hash_comments(text, "\"'")
+    if name == "CMakeLists.txt" or name.endswith((".cmake", ".cmake.in")):
+        return hash_comments(text, '"')
+    return []
+
+
+# ---- the tree's files --------------------------------------------------------------------------
+
+class Tree:
+    def __init__(self):
+        self.paths = set()
+        self.names = set()
+        for folder, dirs, files in os.walk(ROOT):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            for f in files:
+                p = rel(os.path.join(folder, f))
+                self.paths.add(p)
+                self.names.add(f)
+
+    def has(self, token, relpath):
+        if "/" not in token:
+            return token in self.names
+        here = os.path.dirname(relpath)
+        if os.path.normpath(os.path.join(here, token)).replace(os.sep, "/") in self.paths:
+            return True
+        token = re.sub(r"^(\.\.?/)+", "", token)
+        return token in self.paths or any(p.endswith("/" + token) for p in self.paths)
+
+
+# ---- checks ------------------------------------------------------------------------------------
+
+def check(paths):
+    problems = []
+    counts = {"spdx": 0, "note": 0, "path": 0}
+    tree = Tree()
+    checked = set()
+    sources = 0
+
+    def report(kind, where, message):
+        counts[kind] += 1
+        problems.append(f"{where}: {message}")
+
+    for path in paths:
+        if not os.path.exists(path):
+            print(f"check_sources: {path}: no such file or folder", file=sys.stderr)
+            return 2
+        for relpath in walk(path):
+            if relpath in checked:
+                continue
+            checked.add(relpath)
+            in_lib = relpath.startswith("lib/")
+            lines = None
+            if not generated(relpath):
+                lines = read_lines(relpath)
+                style = comment_style(relpath, lines[0] if lines else "")
+                sources += 1 if style else 0
+                if style and not has_spdx(lines):
+                    report("spdx", f"{relpath}:1", f"no '{SPDX}' in the first {SPDX_LINES} lines")
+            if in_lib or relpath == "README.md":
+                lines = lines if lines is not None else read_lines(relpath)
+                for number, line in enumerate(lines, 1):
+                    for m in NOTE_RE.finditer(line):
+                        report("note", f"{relpath}:{number}", f"lab note '{m.group(0)}'")
+            if in_lib and not generated(relpath):
+                text = "\n".join(lines)
+                for number, comment in comments(relpath, text):
+                    comment = re.sub(r"\w+://\S+", " ", comment)  # URLs name other trees' files
+                    for m in PATH_RE.finditer(comment):
+                        if m.group(1) in EXTERNAL or OPTION_RE.search(comment[:m.start()]):
+                            continue
+                        if not tree.has(m.group(1), relpath):
+                            report("path", f"{relpath}:{number}",
+                                   f"comment names '{m.group(1)}', no such file in the tree")
+
+    for p in problems:
+        print(p)
+    total = sum(counts.values())
+    if total:
+        print(f"check_sources: {total} problem(s), {sources} source files: {counts['spdx']} without"
+              f" the SPDX line, {counts['note']} lab notes, {counts['path']} comments naming a"
+              f" missing file. Insert SPDX lines with: {rel(__file__)} --fix-spdx PATH...")
+        return 1
+    print(f"check_sources: ok, {sources} source files (generated fixtures and corpus skipped) under"
+          f" {' '.join(rel(p) for p in paths)}")
+    return 0
+
+
+# ---- --fix-spdx --------------------------------------------------------------------------------
+
+def fix_spdx(paths):
+    added, present, failed = [], 0, 0
+    for path in paths:
+        if not os.path.exists(path):
+            print(f"{path}: no such file or folder")
+            failed += 1
+            continue
+        explicit = os.path.isfile(path)
+        for relpath in walk(path):
+            if generated(relpath) and not explicit:
+                continue
+            full = os.path.join(ROOT, relpath)
+            with open(full, "rb") as f:
+                data = f.read()
+            text = data.decode("utf-8")
+            lines = text.splitlines(keepends=True)
+            style = comment_style(relpath, lines[0] if lines else "")
+            if style is None:
+                if explicit:
+                    print(f"{relpath}: not a source file this script knows the comment syntax of")
+                    failed += 1
+                continue
+            if has_spdx([l.rstrip("\r\n") for l in lines]):
+                present += 1
+                continue
+            newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+            spdx = {"//": f"// {SPDX}", "#": f"# {SPDX}", "/*": f"/* {SPDX} */"}[style] + newline
+            at = 0
+            if lines and lines[0].startswith("#!"):
+                at = 1
+            # A Python encoding declaration must stay on line 1 or 2.
+            if (relpath.endswith(".py") and len(lines) > at
+                    and re.match(r"^[ \t\f]*#.*?coding[:=]", lines[at]) and at < 2):
+                at += 1
+            if lines and not lines[-1].endswith("\n") and at == len(lines):
+                lines[-1] += newline
+            lines.insert(at, spdx)
+            with open(full, "wb") as f:  # in place: the file keeps its mode
+                f.write("".join(lines).encode("utf-8"))
+            added.append(relpath)
+            print(f"{relpath}: SPDX line added (line {at + 1})")
+    print(f"fix-spdx: {len(added)} file(s) changed, {present} already had the line"
+          + (f", {failed} path(s) refused" if failed else ""))
+    return 1 if failed else 0
+
+
+def main(argv):
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if argv and argv[0] == "--fix-spdx":
+        if len(argv) < 2:
+            print("usage: check_sources.py --fix-spdx PATH...", file=sys.stderr)
+            return 2
+        return fix_spdx([resolve(p) for p in argv[1:]])
+    return check([resolve(p) for p in argv or DEFAULT_PATHS])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
