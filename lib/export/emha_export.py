@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """emha-export: one attention layer of a PyTorch checkpoint -> emha's weight blob and/or C++ header.
 
 Reads CHECKPOINT (torch.load): a state_dict saved with torch.save(model.state_dict(), ...), a dict

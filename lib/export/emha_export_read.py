@@ -1,4 +1,5 @@
-"""Part of emha_export.py (issue #18): reading one attention layer from a PyTorch checkpoint.
+# SPDX-License-Identifier: Apache-2.0
+"""Part of emha_export.py: reading one attention layer from a PyTorch checkpoint.
 
 The checkpoint's tensors (Checkpoint), the naming families, the layer's dims and norm, each checked,
 and build_layer: the layer's Config values and tensors under emha's names. Every inconsistency is an

@@ -1,4 +1,5 @@
-"""Part of emha_export.py (issue #18): the reference, emha's forward in float64.
+# SPDX-License-Identifier: Apache-2.0
+"""Part of emha_export.py: the reference, emha's forward in float64.
 
 ALiBi slopes, RoPE, xPos and the norms as emha computes them, reference_forward on one layer
 (self-attention, batch 1) and make_reference: the seeded input and its output that the blob and

@@ -1,4 +1,5 @@
-"""Part of emha_export.py (issue #18): writing the layer, as the weight blob and as a C++ header.
+# SPDX-License-Identifier: Apache-2.0
+"""Part of emha_export.py: writing the layer, as the weight blob and as a C++ header.
 
 blob_bytes: lib/include/emha/io/weight_blob.hpp's format (header, tensor table, float32 tensors at
 64-byte aligned offsets, CRC-32). header_text: the Config, the arrays as exact hex-float literals,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which instruction-set variant this translation unit is. Everything whose code depends on the
 // instruction set (lib/src/kernels, lib/src/attention/mha_forward.cpp and the headers they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one place that picks the kernels' instruction set (internal to lib/src).
 //
@@ -70,8 +71,7 @@ inline void store(float* p, vf32 v) noexcept { v.store_unaligned(p); }
 inline vf32 splat(float x) noexcept { return vf32(x); }
 #if defined(__AVX512F__)
 // a*b + c, one rounding. xsimd 8.1 has no AVX-512 fma: its generic one is a multiply and an add,
-// two roundings and twice the instructions (with it the AVX-512 GEMM ran at 60-65% of peak on
-// Zen 4, with this at 84-93% per call, bench_gemm).
+// two roundings and twice the instructions (what that cost the AVX-512 GEMM: bench/README.md).
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return _mm512_fmadd_ps(a, b, c); }
 #else
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c
@@ -101,10 +101,9 @@ inline vf32 vdiv(vf32 a, vf32 b) noexcept {
 // exp(x) = 2^n * p(r): n = round(x / ln 2), r = x - n ln 2 in two parts (Cody-Waite), p the
 // Cephes expf polynomial (degree 7, ~1 ulp for |r| <= ln(2) / 2), 2^n built in the exponent bits
 // and folded into the last FMA. The softmax's exp loop is bound by the FMA/multiply pipes (two
-// on Zen 3 and on the Cortex-A7x cores): this takes 11 FMAs and multiplies per vector and no
+// on most x86 and Cortex-A7x cores): this takes 11 FMAs and multiplies per vector and no
 // compares, blends or round instructions (n comes from adding 1.5 * 2^23, the same on every
 // target; xsimd emulates the round on NEON), where xsimd::exp adds range compares and blends.
-// Stand-alone loop on this Zen 3: 0.34 ns per element, xsimd::exp 0.39-0.42.
 // x is clamped to [-88, 88.37]: below about -87.34 exp(x) is not a normal float and comes out
 // subnormal (0 where the FPU flushes them: armv7 NEON), from -87.68 down exactly 0 (n = -127
 // makes 2^n zero); above, exp(88.37) ~ 2.4e38 (the softmax only passes x = z - max <= 0).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fixed-capacity bump allocators. No heap: the bytes are either a member array (StaticArena) or
 // memory the caller owns (ArenaRef over a buffer, e.g. in a linker section).
@@ -5,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "emha/detail/arena_storage.hpp"
 #include "emha/status.hpp"
 
 namespace emha {
@@ -94,14 +96,6 @@ class ArenaScope {
   ArenaRef::Mark mark_;
 };
 
-namespace detail {
-template <std::size_t Bytes, std::size_t Align>
-struct ArenaStorage {
-  static_assert(Bytes > 0, "an arena needs at least one byte");
-  static_assert(Align > 0 && (Align & (Align - 1)) == 0, "arena alignment must be a power of two");
-  alignas(Align) std::byte storage[Bytes];
-};
-}  // namespace detail
 
 // An arena that owns `Bytes` bytes aligned to `Align`, e.g. as a static or a member.
 // Not copyable: the view points into the object itself.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Build policies, the only macros in emha. EMHA_CHECKS comes from CMake (option EMHA_CHECKS).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Platform hooks: declared once here, defined per platform in ports/<name>/port.cpp
 // (chosen by the CMake option EMHA_PORT). lib/ calls nothing platform-specific but these.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which instruction set the kernels run on. On x86-64 the library carries AVX-512, AVX2+FMA and
 // SSE2 variants and uses one chosen once, at the first call, from CPUID: AVX-512 where it is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A pointer with its element count, so that layer calls can refuse buffers that are too small.
 

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A decode step's query heads of one GQA/MQA group against their shared K/V head, stacked as
-// the rows of one product (issue #17). With one query token (S_q == 1), query head h is the d_k
+// the rows of one product. With one query token (S_q == 1), query head h is the d_k
 // floats at Q + h * d_k, so the heads h0 .. h0 + rows - 1 of a group are one matrix
 // Q_g [rows x d_k] of row stride d_k, and their contexts one matrix ctx_g [rows x d_k] of row
 // stride d_k in ctx's one row [head 0 | head 1 | ...]. The per-head fused path

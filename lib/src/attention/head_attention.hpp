@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One head of attention over one sequence, from its projected Q_h [S_q x d_k], K_h and V_h
 // [S_kv x d_k] (rows `ld` apart) into its columns of the context ctx_h [S_q x d_k]:

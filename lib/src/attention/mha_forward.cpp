@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiHeadAttention forward pass: per sequence of the batch, the stages the Config chose, in this
 // order (each a file of its own; plan_of() picks them once per call):
 //   norm_input   pre-LN: Norm(x) for the projections                  stage_norm.hpp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The position tables a MultiHeadAttention fills once, in its constructor (compiled once: no
 // instruction-set variants): RoPE's and xPos's cos and sin [positions x rope_dims/2] over positions
 // 0 .. max(max_seq_q, max_seq_kv) - 1, or ALiBi's per-head slopes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Input validation of MultiHeadAttention: everything is checked before the first write, so an
 // error leaves the caller's outputs untouched.
 //

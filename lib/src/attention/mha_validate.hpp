@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Validation of forward() arguments (lib/src/attention/mha_validate.cpp).
 

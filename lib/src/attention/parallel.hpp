@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A stage of the forward pass split over threads (emha::port::parallel_for). Each task owns a
 // scratch slot of the call's arena (its index names it, whichever thread runs it) and a fixed

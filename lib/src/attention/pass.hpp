@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the stages of one forward() call read (lib/src/attention/stage_*.hpp): its arguments, the
 // object's weights and tables, and the arena buffers that live across the pass. Built once per call

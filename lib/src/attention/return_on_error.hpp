@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // EMHA_TRY: return the status of an expression unless it is ok (the one control-flow macro).
 

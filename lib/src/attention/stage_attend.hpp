@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stage: every head of one sequence into Pass::ctx, fused unless the attention weights are wanted
 // (head_attention.hpp). Items: fused, (head, query tile) pairs; unfused, heads, or all heads as

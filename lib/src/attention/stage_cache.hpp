@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stage (incremental decoding): the new tokens' K and V rows of Pass::qkv (after RoPE) appended
 // to sequence b's cache blocks (head-major: one [capacity x d_k] block per K/V head, K then V),

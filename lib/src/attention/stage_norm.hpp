@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stages of the layer's one normalization (Config::norm, norm_kind), over rows of d_model floats:
 //   norm_input_stage   pre-LN:  out rows = Norm(query rows); the projections read them from there

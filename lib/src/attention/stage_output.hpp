@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stage: the output projection of one sequence, out rows = ctx * W_out^T + b_out, or with the
 // residual of pre- and post-LN, out rows = query rows + (ctx * W_out^T + b_out) (the query is

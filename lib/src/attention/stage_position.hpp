@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stage: positions on the projected Q and K of one sequence (self-attention: query row i and key
 // row i are position i), in place in Pass::qkv. ALiBi is not a stage: it is a bias inside each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stage: [Q | K | V] of one sequence = inputs * W_in^T + b_in, into Pass::qkv [S, qkv_dim]
 // (Q d_model wide, K and V kv_dim each).

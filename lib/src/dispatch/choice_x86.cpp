@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // x86-64 run-time dispatch: the AVX-512, AVX2+FMA and SSE2 variants of the kernels are all in the
 // library (each compiled with its own flags, in its own namespace: isa.hpp); the first call that
 // needs a kernel picks the best one for this CPU and its OS, once. The choice is an atomic
@@ -8,7 +9,7 @@
 // same bits: AVX-512 where it doubles AVX2's FMA throughput (Intel's AVX-512 cores; AMD from
 // Zen 5, family 0x1A, whose FMA units are 512 bits wide), AVX2+FMA on AMD Zen 4 (family 0x19:
 // AVX-512 runs on 256-bit units at AVX2's FLOP rate, and the AVX-512 kernels measured 9-18%
-// slower there at attention sizes, bench/ab/ab.sh, session 8), AVX2+FMA without AVX-512, SSE2
+// slower there at attention sizes, bench/README.md), AVX2+FMA without AVX-512, SSE2
 // below that. Timing the variants at start-up would choose by noise, and differently per run.
 //
 // Detection is our own: xsimd 8.1's available_architectures() reads the AVX bit after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel table in use (dispatch.cpp forwards every public call through it).
 //   x86-64 with EMHA_X86_ISA=dispatch (the default there): the best variant this CPU runs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // This instruction-set variant's kernel table, exported under its namespace's name
 // (emha::detail::isa_avx2::variant_table, ...) for the run-time choice (choice_x86.cpp).
 // Compiled once per variant, like the kernels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CRC-32 (IEEE 802.3: reflected polynomial 0xEDB88320, initial and final value 0xFFFFFFFF), the
 // checksum of zlib.crc32 and of the weight blob (emha/io/weight_blob.hpp). One table lookup per
 // byte; the table is a compile-time constant (read-only data, no state).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_weight_blob: validates an emha weight blob in the caller's buffer against a Config's dims
 // and points MhaWeights into it (the format: emha/io/weight_blob.hpp). Every field is read byte by
 // byte (little-endian whatever the host), every size is checked before it is used as an offset,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // alibi_slopes (emha/kernels/mask.hpp): once per model, compiled once (no instruction-set variants).
 
 #include <cmath>

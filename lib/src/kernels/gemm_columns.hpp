@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Columns [j0, j1) of gemm_f32_prepacked(m, n, k, ...): what one task of a product split over
 // threads computes (lib/src/attention/parallel.hpp). j0 is a multiple of gemm_max_nr, so the

@@ -123,7 +123,8 @@ template <std::size_t MR, class Tile>
                                          std::size_t mc, std::size_t nr,
                                          const detail::GemmEpilogue& e) noexcept {
   if constexpr (gemm_target.narrow) {
-    constexpr std::size_t MR = gemm_target.narrow_mr;
+    // (Instantiated on every target: a discarded branch of a function that is not a template.)
+    constexpr std::size_t MR = gemm_target.narrow ? gemm_target.narrow_mr : 1;
     row_tiles<MR>(0, mc, [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
       detail::gemm_ukernel_rows<MR, 1, detail::BRead::in_place>(kc, a + i * lda, lda, b, ld,
                                                                 c + i * ldc, ldc, rows, nr, e);

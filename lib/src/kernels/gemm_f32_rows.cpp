@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemm_f32_rows (emha/kernels/gemm.hpp): a product of few rows of A that reads B in place. A
 // decode step's attention is one (or a few) query rows against a head's cached keys and values,
 // held with a row stride in the cache: gemm_f32 would pack those K x d_k floats for one row of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One row of C over P consecutive packed panels of B (m == 1: a decode step's projections, a GEMV).
 // The MR x NR micro-kernel given one row holds NV accumulators, each a chain of dependent FMAs:

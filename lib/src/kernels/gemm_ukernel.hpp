@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GEMM micro-kernel: an MR x NR tile of C (NR = NV vectors) held in registers while k runs
 // over packed panels. One body for every instruction set (vf32 is one lane on the scalar path);

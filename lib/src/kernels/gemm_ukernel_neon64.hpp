@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hand-tuned aarch64 micro-kernel: 4 x 16, A read in place, FMA by lane.
 //

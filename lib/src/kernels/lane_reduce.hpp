@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Horizontal max and sum of one vector as a pairwise tree over the lanes (depth log2(lanes), not
 // a chain of lanes - 1 dependent operations: on short rows the reduction is most of the row's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mask_attend_f32 (emha/kernels/mask.hpp): compiled once, one scalar body (no instruction-set
 // variants): its mask is read with a column stride (labml's [S_q|1, S_kv, B|1] layout).
 

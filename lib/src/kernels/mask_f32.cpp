@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mask kernels: masking only ever writes -inf or adds, so they are stores and adds over rows;
 // the causal and length masks fill a computed column range instead of testing every element.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mask_window_f32 (emha/kernels/mask.hpp): compiled once, one scalar body (no instruction-set
 // variants): like the causal mask, it stores -inf over a computed column range of each row.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // layer_norm_f32 and rms_norm_f32 (emha/kernels/norm.hpp), vectorized: per row, the statistics
 // as sums in the lanes (full vectors; the tail's floats summed apart and added after the lanes'
 // pairwise reduction), then one pass that writes y. The elementwise pass is the reference's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rope_f32 (emha/kernels/rope.hpp), vectorized for the half pairing: pair i's two elements are
 // d_rot/2 apart, so a vector of consecutive i loads both halves and the table rows directly. The
 // interleaved pairing runs the reference's scalar loop (xsimd 8.1 has no lane swizzle to split

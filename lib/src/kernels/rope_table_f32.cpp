@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rope_table_f32 (emha/kernels/rope.hpp): Hugging Face's float32 angle arithmetic, once per table,
 // compiled once (no instruction-set variants: it runs once at start-up).
 

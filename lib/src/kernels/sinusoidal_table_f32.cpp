@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sinusoidal_table_f32 (emha/kernels/sinusoidal.hpp): once per model, compiled once.
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vectorized row softmax and the online softmax of fused attention.
 // Row softmax: pass 1 forms z = scale*x (+ mask) into y, pass 2 finds the row max, pass 3
 // writes exp(z - max), pass 4 sums those, pass 5 scales by 1/sum; the row stays in L1 for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xpos_f32 (emha/kernels/rope.hpp). One scalar implementation for every build: the pairs are
 // interleaved (no lane swizzle in xsimd 8.1) and each (row, pair) needs its own powf, computed once
 // and applied to every head. torchscale's float32 steps: zeta = (2i + f(0.4 hd)) / f(1.4 hd),

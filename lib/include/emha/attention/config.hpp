@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Compile-time configuration of a MultiHeadAttention. Derive from MhaConfig and shadow any
 // member to change it; members added in later versions come with defaults, so a config written
@@ -67,7 +68,7 @@ struct MhaConfig {
   // bit-identical for every value and every number of running workers.
   static constexpr std::size_t max_threads = 1;
 
-  // Around attention (issue #16); the defaults are torch.nn.MultiheadAttention.
+  // Around attention; the defaults are torch.nn.MultiheadAttention.
   static constexpr ProjectionBias projection_bias{};
   static constexpr Position position = Position::none;
   static constexpr RopePairing rope_pairing = RopePairing::half;  // rope: HF rotate_half
@@ -86,35 +87,4 @@ struct MhaConfig {
   static constexpr bool norm_affine = true;          // false: elementwise_affine=False, no weights
 };
 
-namespace detail {
-
-// The sentences a bad config fails to compile with (tests/attention/fail/ proves each).
-template <class C>
-constexpr bool check_config() {
-  static_assert(C::d_model > 0, "d_model must be greater than zero");
-  static_assert(C::heads > 0, "heads must be greater than zero");
-  static_assert(C::heads == 0 || C::d_model % C::heads == 0, "d_model must be divisible by heads");
-  static_assert(C::kv_heads > 0 && C::kv_heads <= C::heads && C::heads % C::kv_heads == 0,
-                "kv_heads must divide heads");
-  static_assert(C::max_seq_q > 0, "max_seq_q must be greater than zero");
-  static_assert(C::max_seq_kv > 0, "max_seq_kv must be greater than zero");
-  static_assert(C::kdim > 0, "kdim must be greater than zero");
-  static_assert(C::vdim > 0, "vdim must be greater than zero");
-  static_assert(C::max_batch > 0, "max_batch must be greater than zero");
-  static_assert(C::max_threads > 0, "max_threads must be greater than zero");
-  constexpr std::size_t d_k = C::heads == 0 ? 0 : C::d_model / C::heads;
-  constexpr std::size_t rope_dims = C::rope_dims == 0 ? d_k : C::rope_dims;
-  static_assert(C::position != Position::rope || (rope_dims % 2 == 0 && rope_dims <= d_k),
-                "rope_dims must be even and at most d_model / heads");
-  static_assert(C::position != Position::rope || C::rope_base > 0.0f, "rope_base must be positive");
-  static_assert(C::position != Position::xpos || d_k % 2 == 0, "xpos needs an even d_model / heads");
-  static_assert(C::position != Position::xpos || C::xpos_scale_base > 0.0f,
-                "xpos_scale_base must be positive");
-  static_assert(C::position != Position::xpos || C::sliding_window == 0,
-                "xpos has no sliding window (torchscale's xPos centres every position)");
-  static_assert(C::norm_eps >= 0.0f, "norm_eps must not be negative");
-  return true;
-}
-
-}  // namespace detail
 }  // namespace emha

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fixed-capacity key/value cache for incremental decoding with MultiHeadAttention<Config>:
 // projected K and V (after RoPE when the Config has it) of up to Capacity positions for each of
@@ -7,7 +8,7 @@
 // Layout, head-major (HF's StaticCache [B, H_kv, S_max, d_k], K then V): sequence b, K (kind 0)
 // or V (1), K/V head g is a block [Capacity x d_k], position p in its row p:
 //   data[((b * 2 + kind) * kv_heads + g) * Capacity * d_k + p * d_k ..]
-// Why head-major, measured (bench_decode's layout/ benchmarks, bench/README.md "Session 14"): a
+// Why head-major, measured (bench_decode's layout/ benchmarks, bench/README.md): a
 // step's attention reads each head's keys and values once; head-major makes that a contiguous
 // stream, token-major (llama.cpp's row of all heads, which emha used first) a d_k-float read every
 // 2 * kv_dim floats. At kv_dim 512 that stride is 4 KiB, the L1 set-aliasing distance, and the
@@ -39,16 +40,6 @@
 
 namespace emha {
 
-namespace detail {
-// A KvCache's default capacity: every position a forward() takes, or with a sliding window W
-// twice the window (ExecuTorch's RingKVCache size: a prefill chunk of W never evicts a key its
-// own queries need).
-template <class Config>
-constexpr std::size_t kv_default_capacity() noexcept {
-  const std::size_t w = Config::sliding_window;
-  return w > 0 && 2 * w < Config::max_seq_kv ? 2 * w : Config::max_seq_kv;
-}
-}  // namespace detail
 
 template <class Config, std::size_t Capacity = detail::kv_default_capacity<Config>(),
           std::size_t Batch = Config::max_batch, ArenaOwnership Own = ArenaOwnership::owned>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // torch.nn.MultiheadAttention for a compile-time Config, with no heap: all scratch comes from an
 // arena of exactly `arena_bytes`, owned by the object or supplied by the caller.
@@ -7,35 +8,13 @@
 #include "emha/arena.hpp"
 #include "emha/attention/config.hpp"
 #include "emha/attention/kv_cache.hpp"
+#include "emha/detail/layer_storage.hpp"
 #include "emha/detail/mha_plan.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/status.hpp"
 
 namespace emha {
 
-namespace detail {
-template <ArenaOwnership Own, std::size_t Bytes>
-struct ArenaHolder {
-  StaticArena<Bytes> arena;
-  ArenaRef& get() noexcept { return arena; }
-  const ArenaRef& get() const noexcept { return arena; }
-};
-template <std::size_t Bytes>
-struct ArenaHolder<ArenaOwnership::caller, Bytes> {
-  ArenaRef arena;
-  ArenaRef& get() noexcept { return arena; }
-  const ArenaRef& get() const noexcept { return arena; }
-};
-// Floats inside the object (the pre-packed weights, the position tables), or nothing.
-template <bool Enabled, std::size_t Floats>
-struct ObjectFloats {
-  alignas(64) float data[Floats];
-};
-template <std::size_t Floats>
-struct ObjectFloats<false, Floats> {
-  static constexpr float* data = nullptr;
-};
-}  // namespace detail
 
 template <class Config, ArenaOwnership Own = ArenaOwnership::owned>
 class MultiHeadAttention {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Run-time arguments of MultiHeadAttention::forward: shapes, weights, masks and options.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The size-erased core of MultiHeadAttention: dimensions as values, so that one compiled
 // forward() (lib/src/attention/mha_forward.cpp) serves every Config.
@@ -6,6 +7,7 @@
 
 #include "emha/arena.hpp"
 #include "emha/attention/config.hpp"
+#include "emha/detail/config_check.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/status.hpp"

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
-// emha's weight blob (issue #18): one attention layer's weights with the config they were
+// emha's weight blob: one attention layer's weights with the config they were
 // exported for, written by lib/export/emha_export.py, validated in place by load_weights().
 // The loader neither copies nor allocates: the MhaWeights it returns point into the caller's
 // buffer (a file read into RAM, a memory-mapped file, or flash), which must outlive the layer.
@@ -51,6 +52,7 @@
 #include <cstdint>
 
 #include "emha/detail/mha_plan.hpp"
+#include "emha/detail/weight_blob_loader.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/span.hpp"
 #include "emha/status.hpp"
@@ -86,12 +88,6 @@ struct BlobReference {
   std::size_t rows = 0;
   bool causal = false;
 };
-
-namespace detail {
-Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWeights& out,
-                        BlobReference* reference) noexcept;
-std::uint32_t crc32(const unsigned char* data, std::size_t n) noexcept;
-}  // namespace detail
 
 // Validates `blob` against Config and points `out` (and `reference`, when given) into it.
 template <class Config>

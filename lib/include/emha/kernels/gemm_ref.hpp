@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar reference of gemm_f32: the test oracle. Exactly what it computes:
 //   for i < m, j < n:  acc = sum_{p<k} a[i*lda + p] * opb(p, j)        (in order p = 0..k-1; with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Attention masks applied in place to a score block s[rows x cols] (row = query, column = key),
 // or converted to an additive mask. "Masked" writes -inf, so softmax gives that key weight 0.

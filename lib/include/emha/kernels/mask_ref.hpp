@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar references of the mask kernels in mask.hpp: the same contracts written as plain loops.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Row normalizations around attention, over the last dimension (n floats per row):
 //   layer_norm_f32: y = (x - mean) / sqrt(var + eps) * gamma + beta   (torch.nn.LayerNorm: var is

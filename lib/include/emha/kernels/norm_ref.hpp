@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar references of layer_norm_f32 and rms_norm_f32 (same contracts, emha/kernels/norm.hpp),
 // the oracles of their tests: sequential sums in Acc. Acc = double gives the float64 check.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rotary position embedding (RoPE) on projected query or key rows, from a table of angles the
 // caller fills once (rope_table_f32) into storage it owns: [positions x d_rot/2] cos and sin.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar reference of rope_f32 (same contract and arithmetic, emha/kernels/rope.hpp), the oracle
 // of its tests, and the float64 rotation its accuracy is measured against. Bit for bit equal to

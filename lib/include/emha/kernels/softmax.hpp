@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Row-wise softmax: y[i][j] = exp(z[i][j] - max_j z[i][.]) / sum_j exp(z[i][j] - max_j z[i][.])
 // with z[i][j] = scale * x[i][j] (+ mask[i * ldmask + j]).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar reference of softmax_f32 (same contract), the oracle of its tests. Acc = double gives
 // the float64 check.

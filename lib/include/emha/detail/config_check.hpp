@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// What a Config (emha/attention/config.hpp) implies at compile time: its checks, and the
+// default capacity of its KvCache.
+
+#include <cstddef>
+#include "emha/attention/config.hpp"
+
+namespace emha::detail {
+// The sentences a bad config fails to compile with (tests/attention/fail/ proves each).
+template <class C>
+constexpr bool check_config() {
+  static_assert(C::d_model > 0, "d_model must be greater than zero");
+  static_assert(C::heads > 0, "heads must be greater than zero");
+  static_assert(C::heads == 0 || C::d_model % C::heads == 0, "d_model must be divisible by heads");
+  static_assert(C::kv_heads > 0 && C::kv_heads <= C::heads && C::heads % C::kv_heads == 0,
+                "kv_heads must divide heads");
+  static_assert(C::max_seq_q > 0, "max_seq_q must be greater than zero");
+  static_assert(C::max_seq_kv > 0, "max_seq_kv must be greater than zero");
+  static_assert(C::kdim > 0, "kdim must be greater than zero");
+  static_assert(C::vdim > 0, "vdim must be greater than zero");
+  static_assert(C::max_batch > 0, "max_batch must be greater than zero");
+  static_assert(C::max_threads > 0, "max_threads must be greater than zero");
+  constexpr std::size_t d_k = C::heads == 0 ? 0 : C::d_model / C::heads;
+  constexpr std::size_t rope_dims = C::rope_dims == 0 ? d_k : C::rope_dims;
+  static_assert(C::position != Position::rope || (rope_dims % 2 == 0 && rope_dims <= d_k),
+                "rope_dims must be even and at most d_model / heads");
+  static_assert(C::position != Position::rope || C::rope_base > 0.0f, "rope_base must be positive");
+  static_assert(C::position != Position::xpos || d_k % 2 == 0, "xpos needs an even d_model / heads");
+  static_assert(C::position != Position::xpos || C::xpos_scale_base > 0.0f,
+                "xpos_scale_base must be positive");
+  static_assert(C::position != Position::xpos || C::sliding_window == 0,
+                "xpos has no sliding window (torchscale's xPos centres every position)");
+  static_assert(C::norm_eps >= 0.0f, "norm_eps must not be negative");
+  return true;
+}
+// A KvCache's default capacity: every position a forward() takes, or with a sliding window W
+// twice the window (ExecuTorch's RingKVCache size: a prefill chunk of W never evicts a key its
+// own queries need).
+template <class Config>
+constexpr std::size_t kv_default_capacity() noexcept {
+  const std::size_t w = Config::sliding_window;
+  return w > 0 && 2 * w < Config::max_seq_kv ? 2 * w : Config::max_seq_kv;
+}
+
+}  // namespace emha::detail

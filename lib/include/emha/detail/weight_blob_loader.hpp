@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The compiled loader behind load_weights<Config>() (emha/io/weight_blob.hpp), over the Config's
+// dimensions as values, and the blob's CRC-32 (IEEE 802.3, reflected, as zlib's crc32).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/attention/options.hpp"
+#include "emha/detail/mha_plan.hpp"
+#include "emha/span.hpp"
+#include "emha/status.hpp"
+
+namespace emha {
+struct BlobReference;
+}  // namespace emha
+
+namespace emha::detail {
+
+Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWeights& out,
+                        BlobReference* reference) noexcept;
+std::uint32_t crc32(const unsigned char* data, std::size_t n) noexcept;
+
+}  // namespace emha::detail
