@@ -2,9 +2,9 @@
 // Cache-blocked GEMM driver (the BLIS loop order) over the micro-kernel in gemm_ukernel.hpp.
 // Loops: columns of C by NC, k by KC (pack that block of B into NR-column panels in the caller's
 // arena, or take it pre-packed; with a single row block, pack each panel on its first use: just
-// before its tiles, or by its first tile as it runs), rows by MC, then one panel of NR columns at
-// a time, computed by the path panel_path() chooses for it (gemm_target.hpp says which paths the
-// target has). A is read in place.
+// before its tiles, or by its first tile as it runs), rows by MC, then one NR-column panel at a
+// time by the path panel_path() chooses (tiles, packing tile, narrow, k blocks; gemm_target.hpp
+// says which a target has). A is read in place.
 
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
@@ -115,15 +115,15 @@ template <std::size_t MR, class Tile>
   }
 }
 
-// The mc rows of a narrow panel (nr <= gemm_narrow_nr columns), its rows ld apart: B's own rows
-// read in place (ld = ldb), or its packed panel (ld = gemm_nr). One tile for both: a narrow tile
-// reading a packed panel only strides over the half it does not use.
+// The mc rows of a narrow panel (nr <= gemm_narrow_nr columns, gemm_target.hpp), its rows ld
+// apart: B's own rows read in place (ld = ldb), or its packed panel (ld = gemm_nr). One tile
+// for both: a narrow tile reading a packed panel only strides over the half it does not use.
 [[gnu::noinline]] void gemm_panel_narrow(std::size_t kc, const float* a, std::size_t lda,
                                          const float* b, std::size_t ld, float* c, std::size_t ldc,
                                          std::size_t mc, std::size_t nr,
                                          const detail::GemmEpilogue& e) noexcept {
   if constexpr (gemm_target.narrow) {
-    // (Instantiated on every target: a discarded branch of a function that is not a template.)
+    // (Compiled on every target: a discarded branch of a function that is not a template.)
     constexpr std::size_t MR = gemm_target.narrow ? gemm_target.narrow_mr : 1;
     row_tiles<MR>(0, mc, [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
       detail::gemm_ukernel_rows<MR, 1, detail::BRead::in_place>(kc, a + i * lda, lda, b, ld,
@@ -133,8 +133,8 @@ template <std::size_t MR, class Tile>
 }
 
 // The mc rows of one panel summed in k blocks (GemmOptions::k_blocks), out of line: decided once
-// per panel, so the one-chain tile loop keeps its code (a branch per tile cost the aarch64 GEMM
-// 2% of its instructions at 64^3, bench/icount/gemm_icount.sh).
+// per panel, so gemm_blocked's one-chain tile loop keeps its code (a branch per tile cost the aarch64
+// GEMM 2% of its instructions at 64^3, bench/icount/gemm_icount.sh).
 [[gnu::noinline, gnu::flatten]] void gemm_panel_blocked(std::size_t kc, const float* a, std::size_t lda,
                                                         const float* panel, float* c, std::size_t ldc,
                                                         std::size_t mc, std::size_t nr,
@@ -144,20 +144,8 @@ template <std::size_t MR, class Tile>
                                  gemm_min(gemm_mr, mc - ir), nr, e);
 }
 
-// One k block of op(B) [kc x nc] starting at column jc, as the driver holds it: packed per call
-// into `scratch` (per_panel: each panel just before its tiles; else the whole block at once), or
-// prepacked (gemm_f32_pack_b's layout).
-struct BBlock {
-  std::size_t kc, jc;
-  const float* packed;  // the block's panels, [nc / NR][kc][NR]; null when per_panel
-  const float* src;     // op(B)[0][jc] unpacked (not prepacked), else null
-  std::size_t ldb;
-  Trans trans;
-  bool per_panel;
-  float* scratch;
-};
-
-// How a panel of C's columns is computed: the chooser, then one function per path.
+// How a panel of C's columns is computed: panel_path() chooses, gemm_blocked calls that path's
+// function (the tiles path: row_tiles over gemm_ukernel).
 enum class PanelPath : unsigned char {
   tiles,            // gemm_mr-row tiles over the packed panel
   packing_tile,     // the first tile packs the panel as it runs, the others read it
@@ -166,12 +154,14 @@ enum class PanelPath : unsigned char {
   blocked,          // GemmOptions::k_blocks
 };
 
-PanelPath panel_path(const BBlock& blk, std::size_t mc, std::size_t nr, const GemmOptions& o) noexcept {
+[[gnu::always_inline]] inline PanelPath panel_path(bool per_panel, Trans trans_b, std::size_t kc,
+                                                   std::size_t ldb, std::size_t mc, std::size_t nr,
+                                                   const GemmOptions& o) noexcept {
   if (o.k_blocks) return PanelPath::blocked;  // (the other tiles sum one chain)
-  const bool whole_b_rows = blk.per_panel && blk.trans == Trans::none;
+  const bool whole_b_rows = per_panel && trans_b == Trans::none;
   if (gemm_target.narrow && nr <= gemm_narrow_nr) {
     const bool small = whole_b_rows && nr == gemm_narrow_nr &&
-                       blk.kc * blk.ldb <= gemm_target.in_place_max_floats;
+                       kc * ldb <= gemm_target.in_place_max_floats;
     return small ? PanelPath::narrow_in_place : PanelPath::narrow;
   }
   // A single row block, a whole panel of B (not B^T) and a whole first tile. (From the block
@@ -182,53 +172,22 @@ PanelPath panel_path(const BBlock& blk, std::size_t mc, std::size_t nr, const Ge
   return PanelPath::tiles;
 }
 
-// The mc rows of panel jr of the block (nr <= NR columns) into C at c (the panel's top-left).
-[[gnu::always_inline]] inline void gemm_panel(const BBlock& blk, std::size_t jr, std::size_t nr,
-                                              std::size_t mc, const float* a, std::size_t lda,
-                                              float* c, std::size_t ldc,
-                                              const detail::GemmEpilogue& e,
-                                              const GemmOptions& o) noexcept {
-  const std::size_t kc = blk.kc;
-  const PanelPath path = panel_path(blk, mc, nr, o);
-  const float* unpacked = blk.per_panel ? op_b_at(blk.src, blk.ldb, blk.trans, 0, jr) : nullptr;
-  if (blk.per_panel && (path == PanelPath::tiles || path == PanelPath::narrow || path == PanelPath::blocked))
-    pack_b(kc, nr, unpacked, blk.ldb, blk.trans, blk.scratch);
-  const float* panel = blk.per_panel ? blk.scratch : blk.packed + jr * kc;
-  switch (path) {
-    case PanelPath::blocked:
-      return gemm_panel_blocked(kc, a, lda, panel, c, ldc, mc, nr, e);
-    case PanelPath::narrow:
-      return gemm_panel_narrow(kc, a, lda, panel, gemm_nr, c, ldc, mc, nr, e);
-    case PanelPath::narrow_in_place:
-      return gemm_panel_narrow(kc, a, lda, unpacked, blk.ldb, c, ldc, mc, nr, e);
-    case PanelPath::packing_tile:
-      detail::gemm_ukernel_packing(kc, a, lda, unpacked, blk.ldb, blk.scratch, c, ldc, e);
-      break;
-    case PanelPath::tiles:
-      break;
-  }
-  row_tiles<gemm_mr>(path == PanelPath::packing_tile ? gemm_mr : 0, mc,
-                     [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
-    detail::gemm_ukernel(simd::arch{}, kc, a + i * lda, lda, panel, c + i * ldc, ldc, rows, nr, e);
-  });
-}
-
 // One row of C (a decode step's projection) over prepacked panels: whole groups of
 // gemm_target.gemv_panels panels through gemm_gemv.hpp. Returns the columns done (a multiple of
 // their width); the rest go to the tiles.
-[[gnu::always_inline]] inline std::size_t gemm_row_gemv(const BBlock& blk, std::size_t nc,
-                                                        const float* a, float* c, bool first,
-                                                        const GemmOptions& o) noexcept {
+[[gnu::always_inline]] inline std::size_t gemm_row_gemv(std::size_t kc, const float* bp, std::size_t jc,
+                                                        std::size_t nc, const float* a, float* c,
+                                                        bool first, const GemmOptions& o) noexcept {
   std::size_t jr = 0;
   if constexpr (gemm_target.gemv_panels != 0) {
     constexpr std::size_t P = gemm_target.gemv_panels;
     for (; jr + P * gemm_nr <= nc; jr += P * gemm_nr) {
       const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
-                                   first && o.bias ? o.bias + blk.jc + jr : nullptr};
+                                   first && o.bias ? o.bias + jc + jr : nullptr};
       if (o.k_blocks)
-        detail::gemm_gemv_f32<true>(blk.kc, a, blk.packed + jr * blk.kc, gemm_nr * blk.kc, c + jr, e);
+        detail::gemm_gemv_f32<true>(kc, a, bp + jr * kc, gemm_nr * kc, c + jr, e);
       else
-        detail::gemm_gemv_f32<false>(blk.kc, a, blk.packed + jr * blk.kc, gemm_nr * blk.kc, c + jr, e);
+        detail::gemm_gemv_f32<false>(kc, a, bp + jr * kc, gemm_nr * kc, c + jr, e);
     }
   }
   return jr;
@@ -249,26 +208,55 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
     const std::size_t nc = gemm_min(nc_max, j1 - jc);
     for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
       const std::size_t kc = gemm_min(gemm_kc, k - pc);
+      const float* bp = prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch;
+      const float* bsrc = prepacked ? nullptr : op_b_at(b, ldb, trans_b, pc, jc);
       // A small enough to stay in L2 whole (all m rows at once): each B panel is packed right
-      // before its tiles into the same kc x NR buffer, which stays in L1. Otherwise rows go by
-      // MC, and the kc x nc block is packed once for all of them.
+      // before its tiles into the same kc x NR buffer, which stays in L1 (+2-3% over packing
+      // the block first, 64x384x128 and 128x768x256). Otherwise rows go by MC, and the kc x nc
+      // block is packed once for all of them.
       const bool per_panel = !prepacked && gemm_per_panel(m, kc);
-      const BBlock blk{kc, jc, prepacked ? prepacked + pc * n_padded + jc * kc : bp_scratch,
-                       prepacked ? nullptr : op_b_at(b, ldb, trans_b, pc, jc), ldb, trans_b,
-                       per_panel, bp_scratch};
-      if (!prepacked && !per_panel) pack_b(kc, nc, blk.src, ldb, trans_b, bp_scratch);
+      if (!prepacked && !per_panel) pack_b(kc, nc, bsrc, ldb, trans_b, bp_scratch);
       // The first k block applies beta and bias; later blocks accumulate onto C.
       const bool first = pc == 0;
       const std::size_t mc_step = per_panel ? m : gemm_mc;
       for (std::size_t ic = 0; ic < m; ic += mc_step) {
         const std::size_t mc = gemm_min(mc_step, m - ic);
-        const float* ai = a + ic * lda + pc;
-        float* ci = c + ic * ldc + jc;
-        const std::size_t jr0 = prepacked && mc == 1 ? gemm_row_gemv(blk, nc, ai, ci, first, o) : 0;
+        std::size_t jr0 = 0;  // a GEMV: one row of C over whole groups of prepacked panels
+        if (gemm_target.gemv_panels != 0 && prepacked && mc == 1)
+          jr0 = gemm_row_gemv(kc, bp, jc, nc, a + ic * lda + pc, c + ic * ldc + jc, first, o);
         for (std::size_t jr = jr0; jr < nc; jr += gemm_nr) {
+          const std::size_t nr = gemm_min(gemm_nr, nc - jr);
+          const PanelPath path = panel_path(per_panel, trans_b, kc, ldb, mc, nr, o);
+          const float* unpacked = per_panel ? op_b_at(bsrc, ldb, trans_b, 0, jr) : nullptr;
+          if (per_panel && path != PanelPath::narrow_in_place && path != PanelPath::packing_tile)
+            pack_b(kc, nr, unpacked, ldb, trans_b, bp_scratch);
+          const float* panel = path == PanelPath::narrow_in_place ? unpacked
+                               : per_panel                        ? bp_scratch
+                                                                  : bp + jr * kc;
           const detail::GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                        first && o.bias ? o.bias + jc + jr : nullptr};
-          gemm_panel(blk, jr, gemm_min(gemm_nr, nc - jr), mc, ai, lda, ci + jr, ldc, e, o);
+          switch (path) {  // the tiles path (and the packing tile's other rows) below
+            case PanelPath::blocked:
+              gemm_panel_blocked(kc, a + ic * lda + pc, lda, panel, c + ic * ldc + jc + jr, ldc, mc, nr, e);
+              continue;
+            case PanelPath::narrow:
+            case PanelPath::narrow_in_place:
+              gemm_panel_narrow(kc, a + ic * lda + pc, lda, panel,
+                                path == PanelPath::narrow_in_place ? ldb : gemm_nr,
+                                c + ic * ldc + jc + jr, ldc, mc, nr, e);
+              continue;
+            case PanelPath::packing_tile:
+              detail::gemm_ukernel_packing(kc, a + ic * lda + pc, lda, unpacked, ldb, bp_scratch,
+                                           c + ic * ldc + jc + jr, ldc, e);
+              break;
+            case PanelPath::tiles:
+              break;
+          }
+          row_tiles<gemm_mr>(path == PanelPath::packing_tile ? gemm_mr : 0, mc,
+                             [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
+            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + i) * lda + pc, lda, panel,
+                                 c + (ic + i) * ldc + jc + jr, ldc, rows, nr, e);
+          });
         }
       }
     }
