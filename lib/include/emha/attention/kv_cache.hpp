@@ -24,7 +24,8 @@
 // do not fit, it first keeps only its last W - 1 rows (moved to the front: one copy of W - 1 rows
 // per Capacity - W + 1 appended positions, so at most one row per position when Capacity >= 2W -
 // 1, the default 2W), then appends: its bytes depend on W, not on how long the sequence grows.
-// A call takes at most Capacity - W + 1 new positions (a longer prompt is prefilled in chunks).
+// A call takes at most Capacity - min(held, W - 1) new positions, held the rows the sequence has
+// before it (at least Capacity - W + 1 whatever it holds; a longer prompt is prefilled in chunks).
 // Why a compacted window rather than a wrap-around ring: the held keys stay one strided matrix,
 // so every attention path (fused, unfused, the decode GEMV, every mask) reads them unchanged;
 // a ring would split each head's keys in two at the wrap. Positions stay absolute (RoPE,

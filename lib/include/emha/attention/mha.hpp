@@ -104,9 +104,10 @@ class MultiHeadAttention {
   // They are key_ignored [B, seq_kv], an attn_mask [seq_q, seq_kv], attention weights out; a
   // sequence with fewer keys ignores the keys past its own (weights 0).
   // Errors, with the cache and the outputs untouched: too_long (len_b + n above the cache's
-  // capacity, n above capacity - W + 1 for a rolling cache, RoPE positions past its table, B
-  // above the cache's batch), invalid_argument (shape.seq_kv not cache.keys(n, B)), and every
-  // error of forward() above; overlap also when out shares a byte with the cache.
+  // capacity; for a rolling cache, n above capacity - min(held_b, W - 1), held_b the rows
+  // sequence b holds before the call; RoPE positions past its table; B above the cache's batch),
+  // invalid_argument (shape.seq_kv not cache.keys(n, B)), and every error of forward() above;
+  // overlap also when out shares a byte with the cache.
   template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
   Status forward(const AttentionShape& shape, Span<const float> x, Span<float> out,
                  KvCache<Config, Cap, Batch, CacheOwn>& cache, const ForwardOptions& options = {}) noexcept {
