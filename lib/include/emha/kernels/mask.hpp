@@ -36,6 +36,8 @@ void mask_causal_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal
 // positions behind it, (i + diagonal) - j >= window, with `diagonal` as in mask_causal_f32. A
 // query keeps `window` keys, its own included (HF's eager count; FA2's window_size=(W, W) keeps
 // W + 1). With the causal mask, the band of keys i + diagonal - window + 1 .. i + diagonal.
+// Not in the kernel list (lib/src/kernel_list.def): one scalar body for every build, which stores
+// -inf over a computed range of each row, is its own reference (mask_window_f32_ref for tests).
 void mask_window_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, std::size_t window,
                      float* s, std::size_t lds) noexcept;
 
@@ -63,6 +65,7 @@ void mask_add_f32(std::size_t rows, std::size_t cols, const float* add, std::siz
 // An "attend" mask of any strides, true = attend (labml's mask; mask == 0 is masked):
 // s[i][j] = -inf where !keep[i * ld_row + j * ld_col]. ld_row = 0 broadcasts one row. One scalar
 // body for every build (compiled once): a strided gather of bools, where the masks above read rows.
+// Not in the kernel list (lib/src/kernel_list.def) for that reason.
 void mask_attend_f32(std::size_t rows, std::size_t cols, const bool* keep, std::size_t ld_row,
                      std::size_t ld_col, float* s, std::size_t lds) noexcept;
 
@@ -87,6 +90,7 @@ namespace emha {
 // power of two n, 2^(-8k/n), k = 1..n; otherwise, with c = 2^floor(log2 n), the c slopes of c
 // then every other slope of 2c, first n - c of them. Computed in double as the reference's
 // Python does (start * start ** i), rounded to float once. heads == 0: invalid_argument.
+// A table filled once, in double: no variants, not in the kernel list (lib/src/kernel_list.def).
 Status alibi_slopes(std::size_t heads, float* slopes) noexcept;
 
 }  // namespace emha

@@ -39,7 +39,7 @@ constexpr std::size_t rope_table_floats(std::size_t positions, std::size_t d_rot
 
 // Fills cos and sin [positions x d_rot/2] (rope_table_floats each). d_rot even and > 0, base > 0:
 // else invalid_argument; null pointers: null_pointer. Base 10000 (Llama 2, HF default), 500000
-// (Llama 3), 1000000 (Qwen2).
+// (Llama 3), 1000000 (Qwen2). A table filled once: not in the kernel list (lib/src/kernel_list.def).
 Status rope_table_f32(std::size_t positions, std::size_t d_rot, float base, float* cos,
                       float* sin) noexcept;
 
@@ -64,6 +64,8 @@ namespace emha {
 // fixed_pos_embedding angles are these). torchscale's float32 arithmetic, step for step.
 // Checked before anything is written: head_dim even and t.d_rot == head_dim (invalid_argument),
 // rows <= n_total <= t.positions (too_long), pointers (null_pointer).
+// Not in the kernel list (lib/src/kernel_list.def): one scalar body for every build (interleaved
+// pairs, a powf per pair), the arithmetic of rope_ref.hpp, tested against float64.
 Status xpos_f32(std::size_t rows, std::size_t heads, std::size_t head_dim, std::size_t n_total,
                 bool downscale, float scale_base, const RopeTable& t, float* x,
                 std::size_t ldx) noexcept;

@@ -17,6 +17,7 @@ namespace emha {
 
 // pe [positions x d_model], filled once into storage the caller owns (a table in flash for a
 // fixed maximum length). d_model even and > 0, else invalid_argument; pe null: null_pointer.
+// A table filled once, in double: no variants, not in the kernel list (lib/src/kernel_list.def).
 Status sinusoidal_table_f32(std::size_t positions, std::size_t d_model, float* pe) noexcept;
 
 }  // namespace emha
