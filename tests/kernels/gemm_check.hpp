@@ -37,13 +37,19 @@ constexpr std::size_t gemm_ldb(const GemmCase& c) { return (c.trans == Trans::no
 constexpr std::size_t gemm_ldc(const GemmCase& c) { return c.n + c.pad; }
 constexpr std::size_t gemm_b_rows(const GemmCase& c) { return c.trans == Trans::none ? c.k : c.n; }
 
-// Where a case runs: a [m x lda], b [b_rows x ldb], bias [n], c0 c c_ref c64 c_pre [m x ldc],
-// packed (`packed_floats` >= gemm_f32_packed_b_floats(n, k)), scratch (gemm_f32_scratch_bytes).
+// Where a case runs: a [m x lda], b [b_rows x ldb], bias [n], c0 c c_ref c64 [m x ldc], and an
+// arena of at least gemm_check_arena_bytes(case): gemm_f32's scratch, then (released by then)
+// the pre-packed B and its C.
 struct GemmBuffers {
-  float *a, *b, *bias, *c0, *c, *c_ref, *c64, *c_pre, *packed;
-  std::size_t packed_floats;
+  float *a, *b, *bias, *c0, *c, *c_ref, *c64;
   ArenaRef* scratch;
 };
+
+constexpr std::size_t gemm_check_arena_bytes(const GemmCase& t) {
+  const std::size_t scratch = gemm_f32_scratch_bytes(t.m, t.n, t.k);
+  const std::size_t prepacked = (gemm_f32_packed_b_floats(t.n, t.k) + t.m * gemm_ldc(t)) * sizeof(float) + 128;
+  return scratch > prepacked ? scratch : prepacked;
+}
 
 // gemm_f32 within the bound of both references with the scratch released, and
 // gemm_f32_prepacked (the same blocks in the same order) bit for bit as gemm_f32.
@@ -54,7 +60,7 @@ inline void check_gemm(const GemmCase& t, std::uint64_t seed, const GemmBuffers&
   fill_uniform(buf.bias, t.n, seed + 2);
   fill_uniform(buf.c0, t.m * ldc, seed + 3);
   const std::size_t nc = t.m * ldc;
-  for (std::size_t i = 0; i < nc; ++i) buf.c[i] = buf.c_ref[i] = buf.c64[i] = buf.c_pre[i] = buf.c0[i];
+  for (std::size_t i = 0; i < nc; ++i) buf.c[i] = buf.c_ref[i] = buf.c64[i] = buf.c0[i];
   GemmOptions opt = t.opt;
   if (t.with_bias) opt.bias = buf.bias;
   EMHA_INFO("m=" << t.m << " n=" << t.n << " k=" << t.k << " trans=" << int(t.trans) << " pad=" << t.pad
@@ -66,13 +72,22 @@ inline void check_gemm(const GemmCase& t, std::uint64_t seed, const GemmBuffers&
   gemm_f32_ref(t.m, t.n, t.k, buf.a, lda, buf.b, ldb, t.trans, buf.c_ref, ldc, opt);
   gemm_f32_ref<double>(t.m, t.n, t.k, buf.a, lda, buf.b, ldb, t.trans, buf.c64, ldc, opt);
 
-  // Pre-packed B: the same blocks in the same order, so bit-identical to gemm_f32.
-  EMHA_CHECK(gemm_f32_pack_b(t.n, t.k, buf.b, ldb, t.trans, buf.packed, buf.packed_floats) == Status::ok);
-  EMHA_CHECK(gemm_f32_prepacked(t.m, t.n, t.k, buf.a, lda, buf.packed, buf.packed_floats, buf.c_pre, ldc, opt) ==
-             Status::ok);
-
+  // Pre-packed B: the same blocks in the same order, so bit-identical to gemm_f32. The packed B
+  // and its C come from the arena gemm_f32 has released.
+  const ArenaRef::Mark mark = buf.scratch->mark();
+  const std::size_t packed_floats = gemm_f32_packed_b_floats(t.n, t.k);
+  float* packed = nullptr;
+  float* c_pre = nullptr;
+  EMHA_CHECK(buf.scratch->allocate(packed_floats, packed, 64) == Status::ok);
+  EMHA_CHECK(buf.scratch->allocate(nc ? nc : 1, c_pre, 64) == Status::ok);
   std::size_t bad = 0;
-  for (std::size_t i = 0; i < nc; ++i) bad += !(buf.c_pre[i] == buf.c[i] || (std::isnan(buf.c[i]) && std::isnan(buf.c_pre[i])));
+  if (packed && c_pre) {
+    for (std::size_t i = 0; i < nc; ++i) c_pre[i] = buf.c0[i];
+    EMHA_CHECK(gemm_f32_pack_b(t.n, t.k, buf.b, ldb, t.trans, packed, packed_floats) == Status::ok);
+    EMHA_CHECK(gemm_f32_prepacked(t.m, t.n, t.k, buf.a, lda, packed, packed_floats, c_pre, ldc, opt) == Status::ok);
+    for (std::size_t i = 0; i < nc; ++i) bad += !(c_pre[i] == buf.c[i] || (std::isnan(buf.c[i]) && std::isnan(c_pre[i])));
+  }
+  buf.scratch->release(mark);
   for (std::size_t i = 0; i < t.m; ++i) {
     for (std::size_t j = 0; j < ldc; ++j) {
       const std::size_t idx = i * ldc + j;

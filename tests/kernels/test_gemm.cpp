@@ -57,7 +57,7 @@ constexpr void for_each_case(F&& f) {
 }
 
 struct Capacity {
-  std::size_t a = 0, b = 0, c = 0, n = 0, packed = 0, scratch = 0;
+  std::size_t a = 0, b = 0, c = 0, n = 0, arena = 0;
 };
 constexpr std::size_t larger(std::size_t x, std::size_t y) { return x > y ? x : y; }
 constexpr Capacity capacity() {
@@ -67,8 +67,7 @@ constexpr Capacity capacity() {
     cap.b = larger(cap.b, emha::test::gemm_b_rows(c) * emha::test::gemm_ldb(c));
     cap.c = larger(cap.c, larger(c.m * emha::test::gemm_ldc(c), 33 * 33));  // 33 x 33: the error test
     cap.n = larger(cap.n, c.n);
-    cap.packed = larger(cap.packed, emha::gemm_f32_packed_b_floats(c.n, c.k));
-    cap.scratch = larger(cap.scratch, emha::gemm_f32_scratch_bytes(c.m, c.n, c.k));
+    cap.arena = larger(cap.arena, emha::test::gemm_check_arena_bytes(c));
   });
   cap.a = larger(cap.a, 33 * 33);
   cap.b = larger(cap.b, 33 * 33);
@@ -76,13 +75,11 @@ constexpr Capacity capacity() {
 }
 constexpr Capacity cap = capacity();
 
-float g_a[cap.a], g_b[cap.b], g_bias[cap.n], g_c0[cap.c], g_c[cap.c], g_c_ref[cap.c], g_c64[cap.c], g_c_pre[cap.c];
-float g_packed[cap.packed];
-emha::StaticArena<cap.scratch> g_scratch;
+float g_a[cap.a], g_b[cap.b], g_bias[cap.n], g_c0[cap.c], g_c[cap.c], g_c_ref[cap.c], g_c64[cap.c];
+emha::StaticArena<cap.arena> g_scratch;
 
 void check_gemm(const GemmCase& t, std::uint64_t seed) {
-  emha::test::check_gemm(t, seed,
-                         {g_a, g_b, g_bias, g_c0, g_c, g_c_ref, g_c64, g_c_pre, g_packed, cap.packed, &g_scratch});
+  emha::test::check_gemm(t, seed, {g_a, g_b, g_bias, g_c0, g_c, g_c_ref, g_c64, &g_scratch});
 }
 
 void run_sweep(int which, std::uint64_t seed) {

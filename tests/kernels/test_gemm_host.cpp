@@ -29,14 +29,14 @@ namespace {
 // Covers every case below: gemm_f32_scratch_bytes is nondecreasing in m, n and k.
 emha::StaticArena<emha::gemm_f32_scratch_bytes(600, 600, 600)> g_scratch;
 
-// emha::test::check_gemm over buffers of this case's size.
+// emha::test::check_gemm over buffers and an arena of this case's size.
 void check_gemm(const GemmCase& t, std::uint64_t seed) {
   const std::size_t ldc = emha::test::gemm_ldc(t);
   std::vector<float> a(t.m * emha::test::gemm_lda(t)), b(emha::test::gemm_b_rows(t) * emha::test::gemm_ldb(t)),
-      bias(t.n), c0(t.m * ldc), c(c0.size()), c_ref(c0.size()), c64(c0.size()), c_pre(c0.size()),
-      packed(emha::gemm_f32_packed_b_floats(t.n, t.k));
-  emha::test::check_gemm(t, seed, {a.data(), b.data(), bias.data(), c0.data(), c.data(), c_ref.data(), c64.data(),
-                                   c_pre.data(), packed.data(), packed.size(), &g_scratch});
+      bias(t.n), c0(t.m * ldc), c(c0.size()), c_ref(c0.size()), c64(c0.size());
+  std::vector<unsigned char> memory(emha::test::gemm_check_arena_bytes(t));
+  emha::ArenaRef arena(memory.data(), memory.size());
+  emha::test::check_gemm(t, seed, {a.data(), b.data(), bias.data(), c0.data(), c.data(), c_ref.data(), c64.data(), &arena});
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ using emha::test::u32;
 // Positions and widths: pos0 + rows + 3 <= 11 and d_rot <= 128 on both targets; the host adds
 // positions up to 4095.
 constexpr std::size_t max_positions = emha::test::on_firmware ? 11 : 4095, max_d_rot = 128;
-constexpr std::size_t max_floats = 3 * (3 * (128 + 6) + 3);  // rows x (heads x head_dim + pad)
+// rows x (heads x head_dim + pad): 2 x (3 x (128 + 6) + 3) the widest, 3 x 2 x 128 the next
+constexpr std::size_t max_floats = 2 * (3 * (128 + 6) + 3);
 
 float g_cos[emha::rope_table_floats(max_positions, max_d_rot)], g_sin[emha::rope_table_floats(max_positions, max_d_rot)];
 float g_x[max_floats], g_y[max_floats], g_y_ref[max_floats];

@@ -22,10 +22,11 @@ namespace {
 using emha::SoftmaxOptions;
 
 constexpr float inf = std::numeric_limits<float>::infinity();
-constexpr std::size_t max_rows = 9, max_ld = 127 + 3;
+// 4 rows of up to 127 + 3 floats, or 9 of up to 33.
+constexpr std::size_t max_floats = 4 * (127 + 3);
 
-float g_x[max_rows * max_ld], g_mask[max_rows * max_ld];
-float g_y[max_rows * max_ld], g_y_ref[max_rows * max_ld], g_y64[max_rows * max_ld];
+float g_x[max_floats], g_mask[max_floats];
+float g_y[max_floats], g_y_ref[max_floats], g_y64[max_floats];
 
 // softmax_f32 of g_x [rows x n], row stride n + pad, within the bound of both references.
 void check_softmax(std::size_t rows, std::size_t n, std::size_t pad, const SoftmaxOptions& opt) {
