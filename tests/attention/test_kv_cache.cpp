@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Incremental decoding through a KvCache (issue #17), on the host and the firmware: every causal
+// Incremental decoding through a KvCache on the host and the firmware: every causal
 // self-attention fixture of seed_fixture_list (emha::seed_fixtures::small on the firmware, all on
 // the host) is decoded one token at a time and in chunks of 3 through
 // MultiHeadAttention::forward(shape, x, out, cache), with the weights pre-packed into the object and
@@ -172,7 +172,7 @@ void decode(const Decoding& f, std::size_t chunk, emha::Status status) {
   EMHA_CHECK(guards_ok);   // each step's outputs within their guards
   EMHA_CHECK(err <= f.tolerance);
   EMHA_CHECK(f.arena->high_water() <= f.arena_bytes);
-  // Issue #16's criterion, as test_seed_models.cpp prints it (not asserted): emha's max error
+  // The parity criterion, as test_seed_models.cpp prints it (not asserted): emha's max error
   // against the float64 truth over torch float32's.
   if (ok && f.prepack) {
     const ParityErrors e = f.parity(g_out, out_n);

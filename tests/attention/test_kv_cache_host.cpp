@@ -1,4 +1,4 @@
-// Incremental decoding through a KvCache (issue #17) against PyTorch on the host: the layer and
+// Incremental decoding through a KvCache against PyTorch on the host: the layer and
 // its cache owning their memory (heap objects), the cache at its default capacity (a sliding
 // window's: twice W) and at the tightest, decoding a fixture's T tokens one at a time, in chunks of
 // 3, in chunks as large as the cache takes, and on the reference path gives what torch's one causal

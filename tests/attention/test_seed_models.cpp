@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The seed modules end to end (issue #16): the blog encoder block (sinusoidal input, post-LN),
+// The seed modules end to end: the blog encoder block (sinusoidal input, post-LN),
 // torchscale's MultiheadAttention (xPos, sub-LN, rel_pos), labml's annotated MHA (its mask, V-only
 // bias), per-head Linear layouts, and RoPE / ALiBi / RMSNorm / pre-LN, each against a faithful
 // PyTorch re-implementation (tests/attention/gen_seed_fixtures.py, committed fixtures, mapped to
@@ -11,7 +11,7 @@
 //   Asserted: |emha - torch| within the float32 error budget of two implementations
 //   (seed_tolerance), as test_parity.cpp does for nn.MultiheadAttention; the attention weights
 //   written only when asked for, within their guards.
-//   Printed per fixture and path: issue #16's criterion, emha's max error against the float64
+//   Printed per fixture and path: the parity criterion, emha's max error against the float64
 //   truth over PyTorch float32's own. Not asserted: near 1 it is a one-ULP question on the
 //   largest outputs, which moves with any change of rounding order (bench/README.md).
 // Buffers: all static, one caller arena and one object slot (seed_buffers.hpp, shared with

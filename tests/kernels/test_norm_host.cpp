@@ -19,7 +19,7 @@ namespace {
 
 using emha::test::u32;
 
-// emha's error against the float64 truth within 2x PyTorch float32's own (issue #16's parity
+// emha's error against the float64 truth within 2x PyTorch float32's own (the parity
 // criterion) plus one float32 ulp of the largest output (torch may be exact on a tiny case).
 template <class F>
 void check_against_torch(const char* kernel, const float* y) {

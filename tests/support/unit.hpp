@@ -4,7 +4,8 @@
 // over these macros; on the host they are doctest's, on the firmware (EMHA_TEST_FIRMWARE, doctest
 // needs an OS) a runner that needs no heap:
 //
-//   EMHA_TEST_CASE("name") { ... }     TEST_CASE: registered in static storage, run in link order
+//   EMHA_TEST_CASE("name") { ... }     TEST_CASE: registered in static storage before main, run in
+//                                      the order registered (file by file, top to bottom)
 //   EMHA_CHECK(cond)                   CHECK: counted; a failure prints one line and goes on
 //   EMHA_CHECK_MESSAGE(cond, a << b)   CHECK_MESSAGE: the failure line is followed by the message
 //   EMHA_INFO(a << b)                  INFO: context for the failures of the enclosing scope,
