@@ -1,326 +1,256 @@
 // SPDX-License-Identifier: Apache-2.0
-// Incremental decoding through a KvCache (issue #17) against PyTorch: decoding a fixture's T tokens
-// one at a time, in chunks of 3, or all at once through the cache gives what torch's one causal
-// forward over all T tokens gave (tests/attention/gen_seed_fixtures.py: MHA with RoPE, GQA 8 on 2,
-// MQA with ALiBi, GQA with key padding and pre-LN, sub-LN, sliding windows against torch's band
-// mask; torchscale's incremental decoding with xPos and sub-LN, its own steps), within the seed suite's
-// float32 budget (seed_tolerance); a batch whose sequences have different lengths; and every
-// bad input of the cache path.
+// Incremental decoding through a KvCache on the host and the firmware: every causal
+// self-attention fixture of seed_fixture_list (emha::seed_fixtures::small on the firmware, all on
+// the host) is decoded one token at a time and in chunks of 3 through
+// MultiHeadAttention::forward(shape, x, out, cache), with the weights pre-packed into the object and
+// read in place, and the gathered outputs compared with torch's one causal forward over all T
+// tokens (F::out) within the seed suite's budget (seed_tolerance). After each step every
+// sequence's cache length is t + n. Buffers as test_seed_models.cpp: all static, sized at compile
+// time for the largest fixture; the layer's object slot and arena are test_seed_models.cpp's
+// (seed_buffers.hpp), the cache's storage a static float array (ArenaOwnership::caller).
+// forward() runs through the stack probe (support/stack_use.hpp), measured on the firmware. The
+// host's other decoding tests (chunks as large as the cache, the reference path, torchscale's
+// prefill, ragged batches, rolling caches at their tightest, every bad input) are
+// test_kv_cache_host.cpp's.
 
-#include <doctest/doctest.h>
-
-#include <cmath>
-#include <algorithm>
-#include <cstring>
-#include <memory>
-#include <string>
+#include <cstddef>
+#include <new>
+#include <tuple>
 #include <type_traits>
-#include <vector>
 
+#include "attention/parity_buffers.hpp"
+#include "attention/seed_buffers.hpp"
 #include "attention/seed_support.hpp"
+#include "emha/kernels/sinusoidal.hpp"
 #include "seed_fixtures/all.hpp"
-#include "support/numeric.hpp"
 #include "support/parity_errors.hpp"
+#include "support/stack_use.hpp"
+#include "support/unit.hpp"
 
 namespace {
 
-using emha::AttentionShape;
-using emha::Span;
-using emha::Status;
+using namespace emha::test;
+
+// What a KvCache serves: causal self-attention (xPos and sliding windows included).
+template <class F>
+constexpr bool decodes = F::causal && F::self_attention;
+
+// The fixtures of `small` that decode, as a std::tuple.
+template <class... F>
+auto decoding(std::tuple<F...>*)
+    -> decltype(std::tuple_cat(std::conditional_t<decodes<F>, std::tuple<F>, std::tuple<>>()...));
+using Fixtures = decltype(decoding(static_cast<seed_fixture_list*>(nullptr)));
+
+constexpr std::size_t chunks[] = {1, 3};  // new tokens per forward() (the last step may be shorter)
+constexpr std::size_t max_chunk = 3;
+
+template <class F, bool Prepack>
+using Mha = SeedMha<F, Prepack>;
+// Room for all T tokens of every sequence (a sliding window's cache rolls over them: W <= T).
+template <class F, bool Prepack>
+using Cache = emha::KvCache<emha::test::SeedConfig<F, Prepack>, F::seq_kv, F::batch, emha::ArenaOwnership::caller>;
+
+template <class F>
+constexpr bool has_key_padding = std::is_array_v<decltype(F::key_padding_mask)>;
+
+template <template <class> class Size>
+constexpr std::size_t largest = largest_of<Size, Fixtures>;
+
+template <class F>
+struct CacheFloats : std::integral_constant<std::size_t, Cache<F, true>::floats> {};
+template <class F>
+struct StepFloats : std::integral_constant<std::size_t, F::batch * max_chunk * F::d_model> {};
+template <class F>
+struct OutFloats : std::integral_constant<std::size_t, F::batch * F::seq_q * F::d_model> {};
+template <class F>
+struct MaskBools : std::integral_constant<std::size_t, has_key_padding<F> ? F::batch * F::seq_kv : 0> {};
+template <class F>
+struct TableFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? F::seq_q * F::d_model : 0> {};
+
+alignas(64) float g_cache[largest<CacheFloats>];  // the KvCache's storage: [B][T] rows of K | V
+float g_x[largest<StepFloats>];                   // a step's new tokens [B, n, D]
+float g_y[largest<StepFloats> + 2 * guard];       // a step's outputs [B, n, D], guarded
+float g_out[largest<OutFloats>];                  // every step's outputs, in the fixture's layout
+bool g_ignored[largest<MaskBools>];               // the key padding mask cut to a step's keys [B, kv]
+float g_table[largest<TableFloats>];              // sinusoidal_table_f32 [T x D] (blog encoder)
+std::size_t g_forward_stack = 0;                  // the most stack a forward() with a cache took
+
+// One fixture's decoding, type-erased: the loop over the tokens and the checks are not templates,
+// so the firmware holds one copy of them (as templates, instantiated for each of the 20 fixture
+// and weight-mode pairs, they cost the M55 build ~75 KB of code). run_decode<F, Prepack> fills
+// this in.
+struct Decoding {
+  const char* name;
+  bool prepack;                   // weights pre-packed into the object, else read in place
+  std::size_t batch, tokens, d;   // B, T, D
+  bool batch_first;               // query and out: [B, T, D], else [T, B, D]
+  const float* query;             // the fixture's tokens
+  const bool* key_padding;        // [B, T] (T keys: self-attention), true = ignored; or null
+  bool add_sinusoidal;            // x = query + emha's sinusoidal table (the blog encoder)
+  const float* out;               // torch's causal forward over all T tokens, like query
+  double tolerance;               // seed_tolerance<F>()
+  emha::test::ParityErrors (*parity)(const float* y, std::size_t n);  // parity_errors<F>
+  emha::ForwardOptions options;   // the fixture's: causal, its scale
+  const emha::ArenaRef* arena;    // the layer's, and the bytes it may use
+  std::size_t arena_bytes;
+  void* mha;                      // the layer and its cache, of run_decode's types
+  void* cache;
+  void (*forward)(void* step);    // Step's forward(): the stack probe's trampoline
+  std::size_t (*length)(const void* cache, std::size_t b);
+  // The cache's keys(n, B) and first_key(b, n): a step's shape.seq_kv, and the position of its key
+  // 0 (a sliding window's rolling cache holds only the last positions).
+  std::size_t (*keys)(const void* cache, std::size_t n, std::size_t batch);
+  std::size_t (*first_key)(const void* cache, std::size_t b, std::size_t n);
+};
+
+// One forward() with the cache: the trampoline's argument.
+struct Step {
+  const Decoding& d;
+  const emha::AttentionShape shape;
+  const emha::Span<const float> x;
+  const emha::Span<float> y;
+  const emha::ForwardOptions& options;
+  emha::Status status;
+};
 
 // Row (b, t) of a fixture tensor [B, T, D] or [T, B, D].
-template <class F>
-std::size_t row_of(std::size_t b, std::size_t t) {
-  return (F::batch_first ? b * F::seq_q + t : t * F::batch + b) * F::d_model;
+std::size_t row_of(const Decoding& f, std::size_t b, std::size_t t) {
+  return (f.batch_first ? b * f.tokens + t : t * f.batch + b) * f.d;
 }
 
-// One call: tokens [t, t + n) of sequences 0 .. batch - 1 (sequence b starts at starts[b]).
-// x and out are [batch, n, D]; the fixture's key padding mask, cut to the call's keys (key k of
-// sequence b is position cache.first_key(b, n) + k: 0 + k unless a sliding window rolled it).
-template <class F, class Mha, class Cache>
-Status step(Mha& mha, Cache& cache, const std::size_t* starts, std::size_t batch, std::size_t n,
-            bool reference, std::vector<float>& got) {
-  constexpr std::size_t D = F::d_model;
-  std::vector<float> x(batch * n * D), y(batch * n * D, -7.0f);
-  for (std::size_t b = 0; b < batch; ++b)
-    for (std::size_t i = 0; i < n; ++i)
-      std::memcpy(&x[(b * n + i) * D], &F::query[row_of<F>(b, starts[b] + i)], D * sizeof(float));
-  const AttentionShape shape{n, cache.keys(n, batch), batch, emha::Layout::batch_first};
-  emha::ForwardOptions o;
-  o.masks.causal = true;
-  std::unique_ptr<bool[]> ignored(new bool[batch * shape.seq_kv]);
-  if constexpr (std::is_array_v<std::remove_reference_t<decltype(F::key_padding_mask)>>) {
-    // [B, T]: the first seq_kv keys of each row
-    for (std::size_t b = 0; b < batch; ++b)
-      for (std::size_t k = 0; k < shape.seq_kv; ++k) {
-        const std::size_t j = cache.first_key(b, n) + k;
-        ignored[b * shape.seq_kv + k] = j < F::seq_kv ? F::key_padding_mask[b * F::seq_kv + j] : true;
-      }
-    o.masks.key_ignored = {ignored.get(), batch * shape.seq_kv};
-  }
-  const Span<const float> xs{x.data(), x.size()};
-  const Status s = reference ? mha.forward_reference(shape, xs, {y.data(), y.size()}, cache, o)
-                             : mha.forward(shape, xs, {y.data(), y.size()}, cache, o);
-  if (s == Status::ok)
-    for (std::size_t b = 0; b < batch; ++b)
+// Decodes the fixture's T tokens, `chunk` at a time for every sequence together: step t feeds
+// tokens t .. t + n - 1 (x: [B, n, D], shape {n, keys, B}: t + n keys, or with a sliding window
+// those its rolling cache holds) and scatters its [B, n, D] outputs to
+// their rows of g_out, then checks g_out against torch's and every cache length after each step.
+void decode(const Decoding& f, std::size_t chunk, emha::Status status) {
+  const std::size_t B = f.batch, T = f.tokens, D = f.d;
+  for (std::size_t i = 0; i < B * T * D; ++i) g_out[i] = sentinel;  // a row no step wrote fails
+  if (f.add_sinusoidal && status == emha::Status::ok) status = emha::sinusoidal_table_f32(T, D, g_table);
+  bool lengths_ok = true, guards_ok = true;
+  std::size_t t = 0;
+  for (; t < T && status == emha::Status::ok; t += chunk) {
+    const std::size_t n = T - t < chunk ? T - t : chunk, kv = f.keys(f.cache, n, B);
+    // x: each sequence's tokens t .. t + n - 1 (the blog encoder's with its sinusoidal encoding
+    // added, x = emb + pe, as test_seed_models.cpp does for the whole query).
+    for (std::size_t b = 0; b < B; ++b)
       for (std::size_t i = 0; i < n; ++i)
-        std::memcpy(&got[row_of<F>(b, starts[b] + i)], &y[(b * n + i) * D], D * sizeof(float));
-  return s;
+        for (std::size_t j = 0; j < D; ++j)
+          g_x[(b * n + i) * D + j] = f.add_sinusoidal ? f.query[row_of(f, b, t + i) + j] + g_table[(t + i) * D + j]
+                                                      : f.query[row_of(f, b, t + i) + j];
+    // The key padding mask [B, T] cut to the step's keys, positions first_key .. first_key + kv -
+    // 1 of each sequence: [B, kv] (with a cache, masks are laid over shape.seq_kv keys).
+    emha::ForwardOptions options = f.options;
+    if (f.key_padding) {
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t j = 0; j < kv; ++j) g_ignored[b * kv + j] = f.key_padding[b * T + f.first_key(f.cache, b, n) + j];
+      options.masks.key_ignored = {g_ignored, B * kv};
+    }
+    fill_guarded(g_y, B * n * D);
+    Step step{f, {n, kv, B, emha::Layout::batch_first}, {g_x, B * n * D}, {g_y + guard, B * n * D}, options, status};
+    const std::size_t used = stack_bytes_used(f.forward, &step);  // forward() with its stack measured
+    if (used > g_forward_stack) g_forward_stack = used;
+    status = step.status;
+    guards_ok = guards_ok && guards_intact(g_y, B * n * D);
+    for (std::size_t b = 0; b < B; ++b) {
+      lengths_ok = lengths_ok && f.length(f.cache, b) == t + n;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < D; ++j) g_out[row_of(f, b, t + i) + j] = g_y[guard + (b * n + i) * D + j];
+    }
+  }
+
+  const std::size_t out_n = B * T * D;
+  const double err = emha::test::max_scaled_error(g_out, f.out, out_n);
+  const bool ok = status == emha::Status::ok && lengths_ok && guards_ok && err <= f.tolerance &&
+                  f.arena->high_water() <= f.arena_bytes;
+  EMHA_INFO(f.name << " (chunks of " << static_cast<unsigned>(chunk) << (f.prepack ? ", pre-packed" : ", weights in place")
+                   << "): status " << int(status) << " at token " << static_cast<unsigned>(t));
+  EMHA_INFO("max |emha-torch|/(1+|torch|) " << err << ", tolerance " << f.tolerance << ", arena high water "
+                                            << static_cast<unsigned>(f.arena->high_water()) << " of "
+                                            << static_cast<unsigned>(f.arena_bytes));
+  EMHA_CHECK(status == emha::Status::ok);
+  EMHA_CHECK(lengths_ok);  // every cache length t + n after each step
+  EMHA_CHECK(guards_ok);   // each step's outputs within their guards
+  EMHA_CHECK(err <= f.tolerance);
+  EMHA_CHECK(f.arena->high_water() <= f.arena_bytes);
+  // The parity criterion, as test_seed_models.cpp prints it (not asserted): emha's max error
+  // against the float64 truth over torch float32's.
+  if (ok && f.prepack) {
+    const ParityErrors e = f.parity(g_out, out_n);
+    EMHA_MESSAGE("decode parity vs float64, " << f.name << " chunks of " << static_cast<unsigned>(chunk) << ": ratio "
+                                              << e.mine / e.theirs << (e.mine <= 2.0 * e.theirs ? " (within 2x)" : " (OVER 2x)"));
+  }
+}
+
+// The layer and cache of one fixture and weight mode, placed in the static slots, decoded.
+// (Named for stack_budget.py's --probe, run_(parity|decode)<.*_FUN, which finds the trampoline.)
+template <class F, bool Prepack>
+void run_decode(std::size_t chunk) {
+  using M = Mha<F, Prepack>;
+  using C = Cache<F, Prepack>;
+  static_assert(sizeof(M) <= sizeof(g_seed_object) && alignof(M) <= 64, "object slot too small");
+  static_assert(M::arena_bytes <= sizeof(g_seed_arena), "arena too small");
+  static_assert(CacheFloats<F>::value <= sizeof(g_cache) / sizeof(float) &&
+                    StepFloats<F>::value <= sizeof(g_x) / sizeof(float) &&
+                    OutFloats<F>::value <= sizeof(g_out) / sizeof(float) && MaskBools<F>::value <= sizeof(g_ignored) &&
+                    TableFloats<F>::value <= sizeof(g_table) / sizeof(float),
+                "decode buffers too small");
+  // Masks the seed options would lay over [T, T] keys; none of the decoding fixtures has one.
+  static_assert(!std::is_array_v<decltype(F::attn_mask_additive)> && !std::is_array_v<decltype(F::attend_mask)> &&
+                    !std::is_array_v<decltype(F::score_bias)>,
+                "a [T, T] mask: cut it to each step's keys as decode() does the key padding");
+  M& mha = *new (g_seed_object) M(g_seed_arena);  // placement: no heap
+  C cache(g_cache);
+  const emha::Status status = mha.set_weights(emha::test::seed_weights<F>());
+  const bool* key_padding = nullptr;
+  if constexpr (has_key_padding<F>) key_padding = F::key_padding_mask;
+  const Decoding f{F::name,
+                   Prepack,
+                   F::batch,
+                   F::seq_q,
+                   F::d_model,
+                   F::batch_first,
+                   F::query,
+                   key_padding,
+                   F::add_sinusoidal,
+                   F::out,
+                   emha::test::seed_tolerance<F>(),
+                   &emha::test::parity_errors<F>,
+                   emha::test::seed_options<F>(),
+                   &mha.arena(),
+                   M::arena_bytes,
+                   &mha,
+                   &cache,
+                   [](void* p) {
+                     Step& s = *static_cast<Step*>(p);
+                     s.status = static_cast<M*>(s.d.mha)->forward(s.shape, s.x, s.y, *static_cast<C*>(s.d.cache),
+                                                                   s.options);
+                   },
+                   [](const void* c, std::size_t b) { return static_cast<const C*>(c)->length(b); },
+                   [](const void* c, std::size_t n, std::size_t batch) { return static_cast<const C*>(c)->keys(n, batch); },
+                   [](const void* c, std::size_t b, std::size_t n) { return static_cast<const C*>(c)->first_key(b, n); }};
+  decode(f, chunk, status);
+  mha.~M();
 }
 
 template <class F>
-using Layer = emha::MultiHeadAttention<emha::test::SeedConfig<F>>;
-template <class F, std::size_t Capacity = emha::detail::kv_default_capacity<emha::test::SeedConfig<F>>()>
-using Cache = emha::KvCache<emha::test::SeedConfig<F>, Capacity>;
-
-// The most new tokens one call takes: the capacity, less a rolling cache's window - 1.
-template <class C>
-constexpr std::size_t max_chunk = C::capacity - (C::window ? C::window - 1 : 0);
-
-// Every token of every sequence, in chunks of `chunk` (the last one shorter) after a first chunk
-// of `first` tokens (0: `chunk`).
-template <class F, class C = Cache<F>>
-void decode_all(std::size_t chunk, bool reference, std::size_t first = 0) {
-  auto mha = std::make_unique<Layer<F>>();
-  auto cache = std::make_unique<C>();
-  REQUIRE(mha->set_weights(emha::test::seed_weights<F>()) == Status::ok);
-  std::vector<float> got(F::batch * F::seq_q * F::d_model, std::nanf(""));
-  for (std::size_t t = 0; t < F::seq_q;) {
-    const std::size_t want = t == 0 && first ? first : chunk, n = F::seq_q - t < want ? F::seq_q - t : want;
-    const std::size_t starts[2] = {t, t};
-    REQUIRE(step<F>(*mha, *cache, starts, F::batch, n, reference, got) == Status::ok);
-    for (std::size_t b = 0; b < F::batch; ++b) REQUIRE(cache->length(b) == t + n);
-    t += n;
+void run_fixture() {
+  for (const std::size_t chunk : chunks) {
+    run_decode<F, true>(chunk);
+    run_decode<F, false>(chunk);
   }
-  const auto e = emha::test::parity_errors<F>(got.data(), got.size());
-  const double vs_torch = emha::test::max_scaled_error(got.data(), F::out, got.size());
-  INFO(std::string(F::name) << ", capacity " << C::capacity << ", first " << first << ", chunks of " << chunk << (reference ? ", reference" : "") << ": max |emha - f64| "
-               << e.mine << ", torch f32 " << e.theirs << ", max scaled |emha - torch| " << vs_torch);
-  CHECK(vs_torch <= emha::test::seed_tolerance<F>());
-  if (chunk == 1 && !reference)
-    MESSAGE("decode parity vs float64, " << std::string(F::name) << " one token at a time"
-                                         << (first ? " after a first step" : "") << ", capacity " << C::capacity
-                                         << ": emha max " << e.mine
-                                         << ", torch float32 max " << e.theirs << ", ratio " << e.mine / e.theirs);
-  CHECK(mha->arena().high_water() <= Layer<F>::arena_bytes);
 }
 
-// Sequence 1 shorter than sequence 0: a prefill of both padded to T - 2 tokens, sequence 1
-// truncated to T - 4 (its last two rows were padding the causal mask kept out of the others),
-// then decode steps of the batch together, sequence 0 two positions ahead.
-template <class F>
-void decode_ragged() {
-  static_assert(F::batch == 2);
-  auto mha = std::make_unique<Layer<F>>();
-  auto cache = std::make_unique<Cache<F>>();
-  REQUIRE(mha->set_weights(emha::test::seed_weights<F>()) == Status::ok);
-  constexpr std::size_t T = F::seq_q, D = F::d_model;
-  std::vector<float> got(2 * T * D, std::nanf(""));
-  const std::size_t zero[2] = {0, 0};
-  REQUIRE(step<F>(*mha, *cache, zero, 2, T - 2, false, got) == Status::ok);
-  REQUIRE(cache->truncate(1, T - 4) == Status::ok);
-  for (std::size_t j = 0; j < D; ++j) got[row_of<F>(1, T - 4) + j] = got[row_of<F>(1, T - 3) + j] = std::nanf("");
-  for (std::size_t t = 0; t < 2; ++t) {
-    const std::size_t starts[2] = {cache->length(0), cache->length(1)};
-    REQUIRE(step<F>(*mha, *cache, starts, 2, 1, false, got) == Status::ok);
-  }
-  CHECK(cache->length(0) == T);
-  CHECK(cache->length(1) == T - 2);
-  std::size_t bad = 0, checked = 0;
-  const double tol = emha::test::seed_tolerance<F>();
-  for (std::size_t b = 0; b < 2; ++b)
-    for (std::size_t t = 0; t < (b == 0 ? T : T - 2); ++t)
-      for (std::size_t j = 0; j < D; ++j, ++checked) {
-        const float want = F::out[row_of<F>(b, t) + j], y = got[row_of<F>(b, t) + j];
-        bad += !(std::fabs(double(y) - want) <= tol * (1 + std::fabs(want)));
-      }
-  INFO(std::string(F::name) << ": " << checked << " outputs checked");
-  CHECK(bad == 0);
+template <class... F>
+void run_all(std::tuple<F...>*) {
+  (run_fixture<F>(), ...);
 }
 
 }  // namespace
 
-TEST_CASE_TEMPLATE_DEFINE("decoding through a KvCache equals one causal forward (PyTorch)", F, cache_parity) {
-  for (std::size_t chunk : {std::size_t(1), std::size_t(3), max_chunk<Cache<F>>}) decode_all<F>(chunk, false);
-  decode_all<F>(1, true);
-  // torchscale's incremental decoding (the fixture's own steps): a first step, then one at a time.
-  if constexpr (F::decode_prefill > 0) {
-    decode_all<F>(1, false, F::decode_prefill);
-    decode_all<F>(1, true, F::decode_prefill);
-  }
-  if constexpr (F::batch == 2 && F::sliding_window == 0) decode_ragged<F>();
-  if constexpr (F::sliding_window > 0) {
-    // The tightest rolling cache, W positions: it rolls at every step once full.
-    decode_all<F, Cache<F, F::sliding_window>>(1, false);
-    decode_all<F, Cache<F, F::sliding_window>>(1, true);
-    // W + 2: rolls every third step, and takes chunks of 3.
-    decode_all<F, Cache<F, F::sliding_window + 2>>(3, false);
-  }
-}
-TEST_CASE_TEMPLATE_APPLY(cache_parity,
-                         std::tuple<emha::seed_fixtures::rope_half, emha::seed_fixtures::gqa_rope,
-                                    emha::seed_fixtures::mqa_alibi, emha::seed_fixtures::gqa_padding_pre_ln,
-                                    emha::seed_fixtures::alibi_h6, emha::seed_fixtures::sub_ln_rms_alibi,
-                                    emha::seed_fixtures::rope_interleaved_partial,
-                                    emha::seed_fixtures::window_gqa_rope,
-                                    emha::seed_fixtures::window_alibi_padding,
-                                    emha::seed_fixtures::torchscale_xpos_decode>);
-
-namespace {
-
-struct Gqa : emha::MhaConfig<64, 8, 4, 16> {  // d_k 8, kv_dim 16
-  static constexpr std::size_t kv_heads = 2;
-  static constexpr std::size_t max_batch = 2;
-  static constexpr emha::Position position = emha::Position::rope;
-};
-
-// Random weights of Gqa's sizes (in_proj_weight [64 + 2 * 16, 64]).
-struct GqaWeights {
-  std::vector<float> w = emha::test::uniform(96 * 64, 11, -0.2f, 0.2f), b = emha::test::uniform(96, 12),
-                     wo = emha::test::uniform(64 * 64, 13, -0.2f, 0.2f), bo = emha::test::uniform(64, 14);
-  emha::MhaWeights get() const {
-    emha::MhaWeights m;
-    m.in_proj_weight = {w.data(), w.size()};
-    m.in_proj_bias = {b.data(), b.size()};
-    m.out_proj_weight = {wo.data(), wo.size()};
-    m.out_proj_bias = {bo.data(), bo.size()};
-    return m;
-  }
-};
-
-}  // namespace
-
-// The cache's bytes are exactly its positions' K | V rows; the arena does not grow with a cache.
-static_assert(emha::KvCache<Gqa>::kv_dim == 16);
-static_assert(emha::KvCache<Gqa>::bytes == 2 * 16 * (2 * 16) * sizeof(float));
-static_assert(emha::KvCache<Gqa, 5, 1>::bytes == 5 * 32 * sizeof(float));
-static_assert(emha::KvCache<Gqa, 5, 1, emha::ArenaOwnership::caller>::floats == 160);
-
-TEST_CASE("KvCache: lengths, truncate, reset and every bad input") {
-  const GqaWeights gw;
-  auto mha = std::make_unique<emha::MultiHeadAttention<Gqa>>();
-  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
-  static float storage[emha::KvCache<Gqa, 8, 1, emha::ArenaOwnership::caller>::floats];
-  emha::KvCache<Gqa, 8, 1, emha::ArenaOwnership::caller> cache(storage);
-  const auto x = emha::test::uniform(2 * 4 * 64, 15);
-  std::vector<float> out(2 * 4 * 64, -7.0f);
-  const Span<const float> xs{x.data(), 4 * 64};
-  const Span<float> ys{out.data(), 4 * 64};
-  emha::ForwardOptions causal;
-  causal.masks.causal = true;
-
-  CHECK(mha->forward({4, 4, 1}, xs, ys, cache, causal) == Status::ok);  // prefill 4
-  CHECK(cache.length(0) == 4);
-  CHECK(mha->forward({1, 5, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::ok);
-  CHECK(cache.length(0) == 5);
-
-  std::vector<float> before_cache(storage, storage + 8 * 32), before_out = out;
-  const auto untouched = [&] {
-    return cache.length(0) == 5 && std::equal(before_out.begin(), before_out.end(), out.begin()) &&
-           std::equal(before_cache.begin(), before_cache.end(), storage);
-  };
-  SUBCASE("appending past the capacity is too_long, cache and out untouched") {
-    CHECK(mha->forward({4, 9, 1}, xs, ys, cache, causal) == Status::too_long);
-    CHECK(untouched());
-  }
-  SUBCASE("seq_kv must be the cached length plus the new tokens") {
-    CHECK(mha->forward({1, 5, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::invalid_argument);
-    CHECK(mha->forward({1, 7, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::invalid_argument);
-    CHECK(untouched());
-  }
-  SUBCASE("a batch beyond the cache's is too_long") {
-    CHECK(mha->forward({1, 6, 2}, {x.data(), 128}, {out.data(), 128}, cache, causal) == Status::too_long);
-    CHECK(untouched());
-  }
-  SUBCASE("out sharing bytes with the cache is overlap") {
-    CHECK(mha->forward({1, 6, 1}, {x.data(), 64}, {storage + 200, 64}, cache, causal) == Status::overlap);
-    CHECK(cache.length(0) == 5);
-  }
-  SUBCASE("truncate beyond the length or the batch is invalid_argument; truncate and reset work") {
-    CHECK(cache.truncate(0, 6) == Status::invalid_argument);
-    CHECK(cache.truncate(1, 0) == Status::invalid_argument);
-    CHECK(cache.length(0) == 5);
-    CHECK(cache.length(1) == 0);
-    CHECK(cache.truncate(0, 2) == Status::ok);
-    CHECK(cache.length(0) == 2);
-    CHECK(mha->forward({1, 3, 1}, {x.data(), 64}, {out.data(), 64}, cache, causal) == Status::ok);
-    CHECK(cache.length(0) == 3);
-    cache.reset();
-    CHECK(cache.length(0) == 0);
-  }
-}
-
-TEST_CASE("KvCache: a truncated and re-decoded token gives the same bits") {
-  const GqaWeights gw;
-  auto mha = std::make_unique<emha::MultiHeadAttention<Gqa>>();
-  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
-  auto cache = std::make_unique<emha::KvCache<Gqa>>();
-  const auto x = emha::test::uniform(6 * 64, 16);
-  std::vector<float> a(64), b(64), prefill(4 * 64);
-  emha::ForwardOptions causal;
-  causal.masks.causal = true;
-  REQUIRE(mha->forward({4, 4, 1}, {x.data(), 4 * 64}, {prefill.data(), prefill.size()}, *cache, causal) == Status::ok);
-  REQUIRE(mha->forward({1, 5, 1}, {x.data() + 4 * 64, 64}, {a.data(), 64}, *cache, causal) == Status::ok);
-  REQUIRE(cache->truncate(0, 4) == Status::ok);  // speculative decoding's rejected token
-  REQUIRE(mha->forward({1, 5, 1}, {x.data() + 4 * 64, 64}, {b.data(), 64}, *cache, causal) == Status::ok);
-  CHECK(a == b);
-}
-
-namespace {
-struct Window : Gqa {  // W = 3 keys; positions (RoPE's table) up to max_seq_kv = 16
-  static constexpr std::size_t sliding_window = 3;
-};
-}  // namespace
-
-// A rolling cache's bytes depend on the window, not on the sequence: twice W positions by default.
-static_assert(emha::KvCache<Window>::capacity == 6 && emha::KvCache<Window>::window == 3);
-static_assert(emha::KvCache<Window>::bytes == 2 * 6 * (2 * 16) * sizeof(float));
-static_assert(emha::KvCache<Window, 2>::window == 0);  // a window wider than the cache: no roll
-
-TEST_CASE("KvCache with a sliding window: rolls, keys, first_key, truncate and every bad input") {
-  const GqaWeights gw;
-  auto mha = std::make_unique<emha::MultiHeadAttention<Window>>();
-  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
-  emha::KvCache<Window, 6, 1> cache;  // takes at most 6 - (3 - 1) = 4 new positions per call
-  const auto x = emha::test::uniform(16 * 64, 21);
-  std::vector<float> out(16 * 64, -7.0f);
-  emha::ForwardOptions causal;
-  causal.masks.causal = true;
-  const auto call = [&](std::size_t n, std::size_t keys) {
-    return mha->forward({n, keys, 1}, {x.data(), n * 64}, {out.data(), n * 64}, cache, causal);
-  };
-
-  CHECK(call(5, 5) == Status::too_long);  // more than capacity - W + 1 at once
-  CHECK(cache.length(0) == 0);
-  CHECK(cache.keys(4) == 4);
-  REQUIRE(call(4, 4) == Status::ok);  // holds positions 0..3
-  CHECK(cache.keys(2) == 6);          // fits: no roll
-  CHECK(cache.first_key(0, 2) == 0);
-  CHECK(cache.keys(3) == 5);          // rolls first: keeps 2, 3 and appends 4..6
-  CHECK(cache.first_key(0, 3) == 2);
-  CHECK(call(3, 7) == Status::invalid_argument);  // seq_kv must be keys(3)
-  REQUIRE(call(3, 5) == Status::ok);
-  CHECK(cache.length(0) == 7);
-  CHECK(cache.first_key(0) == 2);
-  CHECK(cache.truncate(0, 3) == Status::invalid_argument);  // position 3's window needs key 1
-  CHECK(cache.truncate(0, 4) == Status::ok);                // needs keys 2, 3: held
-  CHECK(cache.length(0) == 4);
-
-  SUBCASE("positions stay absolute, up to RoPE's table") {
-    while (cache.length(0) < 16) REQUIRE(call(1, cache.keys(1)) == Status::ok);
-    CHECK(cache.first_key(0) == 10);
-    CHECK(call(1, cache.keys(1)) == Status::too_long);
-    CHECK(cache.length(0) == 16);
-  }
-  SUBCASE("a window is self-attention's: a forward with other keys is invalid_argument") {
-    const auto kv = emha::test::uniform(4 * 64, 22);
-    CHECK(mha->forward({4, 4, 1}, {x.data(), 4 * 64}, {kv.data(), kv.size()}, {kv.data(), kv.size()},
-                       {out.data(), 4 * 64}, causal) == Status::invalid_argument);
-  }
-  SUBCASE("reset empties the rolled cache") {
-    cache.reset();
-    CHECK(cache.length(0) == 0);
-    CHECK(cache.first_key(0) == 0);
-    CHECK(cache.keys(4) == 4);
-  }
+EMHA_TEST_CASE("decoding through a KvCache equals torch's causal forward, in chunks of 1 and 3") {
+  run_all(static_cast<Fixtures*>(nullptr));
+  EMHA_MESSAGE(static_cast<unsigned>(std::tuple_size_v<Fixtures>)
+               << " seed fixtures decoded in chunks of 1 and 3; cache storage " << static_cast<unsigned>(sizeof(g_cache))
+               << " bytes (the seed suite's arena and object slot)");
+  report_forward_stack(g_forward_stack, "decoding through a KvCache");
 }

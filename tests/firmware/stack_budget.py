@@ -18,7 +18,8 @@ names is left out.)
                   [--measured-log LOG --probe REGEX] CI_DIR
 
 With --measured-log, the bound is also checked against a measurement: the test firmware paints
-its stack, calls forward() through trampolines (tests/firmware/stack_probe.hpp) and prints
+its stack (tests/firmware/stack_probe.cpp), calls forward() through trampolines (the shared layer
+tests' run_parity and run_decode, over tests/support/stack_use.hpp) and prints
 "stack: forward used at most N bytes"; N must not exceed the same analysis, over the linked
 image's disassembly, of the trampolines (symbols whose demangled name matches --probe) down.
 

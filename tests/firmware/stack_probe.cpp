@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "stack_probe.hpp"
+// The stack probe of tests/support/stack_use.hpp: the free stack below the caller is painted
+// with a pattern, the call runs, and the deepest word that no longer holds the pattern marks its
+// high-water.
+
+#include "support/stack_use.hpp"
 
 #include <cstdint>
 
@@ -8,7 +12,7 @@
 extern "C" char __stack_top[];
 extern "C" char __stack_size[];
 
-namespace fw {
+namespace emha::test {
 
 [[gnu::noinline]] std::size_t stack_bytes_used(void (*fn)(void*), void* context) noexcept {
   constexpr std::uint32_t pattern = 0x5EEDF00Du;
@@ -30,4 +34,4 @@ namespace fw {
   return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(sp) - reinterpret_cast<std::uintptr_t>(p));
 }
 
-}  // namespace fw
+}  // namespace emha::test

@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The cortex_m port's hooks: name, a cycle counter that advances, the clock it reports.
+// The cortex_m port's hooks: name, a cycle counter that advances, the clock it reports; and the
+// kernel variant this build runs.
 
+#include <cstdint>
 #include <cstring>
 
 #include "cortex_m.hpp"
 #include "emha/port.hpp"
-#include "runner.hpp"
+#include "emha/simd.hpp"
+#include "support/unit.hpp"
 
-namespace fw {
+EMHA_TEST_CASE("build") {
+  EMHA_CHECK_MESSAGE(std::strcmp(emha::simd_isa(), EMHA_EXPECTED_ISA) == 0,
+                     "simd_isa() = " << emha::simd_isa() << ", expected " << EMHA_EXPECTED_ISA);
+}
 
-void test_port() {
-  Suite suite("port");
-  check(std::strcmp(emha::port::name(), "cortex_m") == 0, "port::name() is cortex_m");
-  check(emha::port::cycles_per_second() == EMHA_CORTEX_M_CORE_HZ, "cycles_per_second() is the board clock");
+EMHA_TEST_CASE("port") {
+  EMHA_CHECK(std::strcmp(emha::port::name(), "cortex_m") == 0);
+  EMHA_CHECK(emha::port::cycles_per_second() == EMHA_CORTEX_M_CORE_HZ);
   const std::uint64_t t0 = emha::port::cycles();
   // Long enough for SysTick (the fallback under qemu, which follows host time) to move.
   volatile float x = 1.0f;
@@ -21,10 +26,9 @@ void test_port() {
     x = x * 1.0000001f;
     t1 = emha::port::cycles();
   }
-  if (!check(t1 > t0, "cycles() advances")) Line() << "  t0 " << static_cast<unsigned long long>(t0) << ", t1 " << static_cast<unsigned long long>(t1);
+  EMHA_CHECK_MESSAGE(t1 > t0, "cycles() advances: t0 " << static_cast<unsigned long long>(t0) << ", t1 "
+                                                       << static_cast<unsigned long long>(t1));
   const std::uint64_t n0 = emha::port::now_ns();
-  check(emha::port::now_ns() >= n0, "now_ns() is monotonic");
-  Line() << "  cycle counter: " << emha::cortex_m::cycle_counter();
+  EMHA_CHECK(emha::port::now_ns() >= n0);
+  EMHA_MESSAGE("cycle counter: " << emha::cortex_m::cycle_counter());
 }
-
-}  // namespace fw

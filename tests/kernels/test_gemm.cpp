@@ -1,291 +1,139 @@
 // SPDX-License-Identifier: Apache-2.0
-// gemm_f32 against its scalar reference (same float arithmetic, another summation order) and
-// against float64 math, over every tail of every micro-kernel tile and both B layouts.
-//
-// Tolerance (Higham, "Accuracy and Stability", 3.1): a float32 dot product of length k, in any
-// order, with or without FMA, is within gamma_k * sum|a_p * b_p| of the exact value, with
-// gamma_k ~ k * u. Alpha, bias and beta add three more roundings:
-//   |c - c_exact| <= (k + 3) * u * (|alpha| sum_p |a_p b_p| + |bias_j| + |beta c_j|).
-// The check against the float reference allows twice that (both sides carry the error).
-// A dropped or doubled term is off by |a_p b_p|, far beyond this bound. The same bound holds on
-// ARM: NEON FMAs round like x86 ones, and the inputs (uniform in [-1, 1]) have no subnormals for
-// armv7's flush-to-zero to touch (products below 2^-126 would add at most 2^-126 each).
-
-#include <doctest/doctest.h>
+// gemm_f32 against gemm_f32_ref and gemm_f32_ref<double> (gemm_check.hpp: the bound and why), on
+// the host and the firmware: over tails of every micro-kernel tile, both B layouts, padded
+// leading dimensions, alpha/beta/bias, K and M beyond one packed block; beta == 0, k == 0, the
+// errors, and the scratch size's monotonicity. Static buffers sized at compile time for the cases
+// of the target. The host's larger cases are test_gemm_host.cpp's.
 
 #include <cmath>
-#include <cstring>
-#include <vector>
+#include <cstddef>
 
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/gemm_ref.hpp"
-#include "emha/simd.hpp"
+#include "kernels/gemm_check.hpp"
 #include "support/numeric.hpp"
+#include "support/unit.hpp"
+
+namespace {
 
 using emha::GemmOptions;
 using emha::Status;
 using emha::Trans;
-using emha::gemm_kc;
-using emha::gemm_mc;
+using emha::test::GemmCase;
 
-namespace {
+// Square and one-dimension sweeps: every tail size on the host; on the firmware those up to 33,
+// which the boards' RAM holds beside the attention suites' buffers (512 KiB on the M55 board).
+#ifdef EMHA_TEST_FIRMWARE
+constexpr std::size_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 11, 13, 16, 17, 31, 33};
+#else
+constexpr const auto& sizes = emha::test::tail_sizes;
+#endif
 
-// Scratch for the largest case below (m, n, k <= 600), from an arena, never the heap.
-// Covers every case below: gemm_f32_scratch_bytes is nondecreasing in m, n and k.
-emha::StaticArena<emha::gemm_f32_scratch_bytes(600, 600, 600)> g_scratch;
-
-struct GemmCase {
-  std::size_t m, n, k;
-  Trans trans = Trans::none;
-  std::size_t pad = 0;  // extra columns in every leading dimension
-  GemmOptions opt{};
-  bool with_bias = false;
+constexpr GemmCase special[] = {
+    {5, 7, emha::gemm_kc + 44, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true},  // two blocks of K
+    {5, 9, emha::gemm_kc + 34, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true},
+    {100, 9, 5, Trans::none, 0},                                                    // M > gemm_mc
+    {100, 9, 5, Trans::transpose, 1},
+    {7, 19, 23, Trans::none, 3, GemmOptions{0.5f, 0.0f, nullptr}, true},            // alpha, bias, padding
+    {9, 19, 23, Trans::transpose, 3, GemmOptions{1.0f, -1.5f, nullptr}, false},     // beta
+    {23, 17, 11, Trans::transpose, 1, GemmOptions{-2.0f, 0.25f, nullptr}, true},
+    {32, 96, 32, Trans::transpose, 0, GemmOptions{}, true},                         // x W^T + b
+    {16, 24, 8, Trans::transpose, 24},                                              // Q_h K_h^T, ld = d_model
+    {16, 8, 24, Trans::none, 24},                                                   // P V_h
 };
 
-void check_gemm(const GemmCase& t, std::uint64_t seed) {
-  const std::size_t lda = t.k + t.pad, ldc = t.n + t.pad;
-  const std::size_t b_rows = t.trans == Trans::none ? t.k : t.n;
-  const std::size_t ldb = (t.trans == Trans::none ? t.n : t.k) + t.pad;
-  const auto a = emha::test::uniform(t.m * lda, seed);
-  const auto b = emha::test::uniform(b_rows * ldb, seed + 1);
-  const auto bias = emha::test::uniform(t.n, seed + 2);
-  const auto c0 = emha::test::uniform(t.m * ldc, seed + 3);
-  GemmOptions opt = t.opt;
-  if (t.with_bias) opt.bias = bias.data();
-
-  std::vector<float> c = c0, c_ref = c0, c64 = c0;
-  REQUIRE(emha::gemm_f32(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, t.trans, c.data(), ldc,
-                         g_scratch, opt) == Status::ok);
-  CHECK(g_scratch.used() == 0);  // scratch released
-  emha::gemm_f32_ref(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, t.trans, c_ref.data(), ldc, opt);
-  emha::gemm_f32_ref<double>(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, t.trans, c64.data(), ldc, opt);
-
-  // The magnitude sum_p |a_p b_p| per element, for the bound.
-  std::vector<float> abs_a(a.size()), abs_b(b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
-  for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
-  std::vector<float> mag(t.m * ldc, 0.0f);
-  emha::gemm_f32_ref<double>(t.m, t.n, t.k, abs_a.data(), lda, abs_b.data(), ldb, t.trans,
-                             mag.data(), ldc);
-
-  // Pre-packed B: the same blocks in the same order, so bit-identical to gemm_f32.
-  std::vector<float> packed(emha::gemm_f32_packed_b_floats(t.n, t.k)), c_pre = c0;
-  REQUIRE(emha::gemm_f32_pack_b(t.n, t.k, b.data(), ldb, t.trans, packed.data(), packed.size()) == Status::ok);
-  REQUIRE(emha::gemm_f32_prepacked(t.m, t.n, t.k, a.data(), lda, packed.data(), packed.size(),
-                                   c_pre.data(), ldc, opt) == Status::ok);
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < c.size(); ++i) bad += !(c_pre[i] == c[i] || (std::isnan(c[i]) && std::isnan(c_pre[i])));
-  for (std::size_t i = 0; i < t.m; ++i) {
-    for (std::size_t j = 0; j < ldc; ++j) {
-      const std::size_t idx = i * ldc + j;
-      if (j >= t.n) {  // padding between rows: never written
-        if (c[idx] != c0[idx]) ++bad;
-        continue;
-      }
-      const double scale = std::fabs(opt.alpha) * mag[idx] + (opt.bias ? std::fabs(opt.bias[j]) : 0.0) +
-                           std::fabs(opt.beta * c0[idx]);
-      const double bound = double(t.k + 3) * emha::test::u32 * scale;
-      if (std::fabs(double(c[idx]) - double(c64[idx])) > bound) ++bad;
-      if (std::fabs(double(c[idx]) - double(c_ref[idx])) > 2 * bound) ++bad;
+// The square sweep (f(case, 0)), the three one-dimension sweeps (1), the special cases (2).
+template <class F>
+constexpr void for_each_case(F&& f) {
+  for (std::size_t s : sizes) {
+    for (Trans t : {Trans::none, Trans::transpose}) {
+      f(GemmCase{s, s, s, t}, 0);
+      f(GemmCase{s, 17, 9, t}, 1);
+      f(GemmCase{13, s, 31, t}, 1);
+      f(GemmCase{7, 33, s, t}, 1);
     }
   }
-  INFO("m=" << t.m << " n=" << t.n << " k=" << t.k << " trans=" << int(t.trans) << " pad=" << t.pad
-            << " alpha=" << opt.alpha << " beta=" << opt.beta << " bias=" << t.with_bias);
-  CHECK(bad == 0);
+  for (const GemmCase& c : special) f(c, 2);
+}
+
+struct Capacity {
+  std::size_t a = 0, b = 0, c = 0, n = 0, arena = 0;
+};
+constexpr std::size_t larger(std::size_t x, std::size_t y) { return x > y ? x : y; }
+constexpr Capacity capacity() {
+  Capacity cap;
+  for_each_case([&cap](const GemmCase& c, int) {
+    cap.a = larger(cap.a, c.m * emha::test::gemm_lda(c));
+    cap.b = larger(cap.b, emha::test::gemm_b_rows(c) * emha::test::gemm_ldb(c));
+    cap.c = larger(cap.c, larger(c.m * emha::test::gemm_ldc(c), 33 * 33));  // 33 x 33: the error test
+    cap.n = larger(cap.n, c.n);
+    cap.arena = larger(cap.arena, emha::test::gemm_check_arena_bytes(c));
+  });
+  cap.a = larger(cap.a, 33 * 33);
+  cap.b = larger(cap.b, 33 * 33);
+  return cap;
+}
+constexpr Capacity cap = capacity();
+
+float g_a[cap.a], g_b[cap.b], g_bias[cap.n], g_c0[cap.c], g_c[cap.c], g_c_ref[cap.c], g_c64[cap.c];
+emha::StaticArena<cap.arena> g_scratch;
+
+void check_gemm(const GemmCase& t, std::uint64_t seed) {
+  emha::test::check_gemm(t, seed, {g_a, g_b, g_bias, g_c0, g_c, g_c_ref, g_c64, &g_scratch});
+}
+
+void run_sweep(int which, std::uint64_t seed) {
+  for_each_case([&](const GemmCase& c, int sweep) {
+    if (sweep == which) check_gemm(c, seed++);
+  });
 }
 
 }  // namespace
 
-TEST_CASE("gemm_f32: square sizes over every tail, both B layouts") {
-  std::uint64_t seed = 1;
-  for (std::size_t s : emha::test::tail_sizes)
-    for (Trans tr : {Trans::none, Trans::transpose}) check_gemm({s, s, s, tr}, seed++);
+EMHA_TEST_CASE("gemm_f32: square sizes over every tail, both B layouts") { run_sweep(0, 1); }
+
+EMHA_TEST_CASE("gemm_f32: one dimension swept while the others stay at odd sizes") { run_sweep(1, 100); }
+
+EMHA_TEST_CASE("gemm_f32: two blocks of K, M past gemm_mc, padding, alpha, beta, bias, attention shapes") {
+  run_sweep(2, 700);
 }
 
-TEST_CASE("gemm_f32: one dimension swept while the others stay at odd sizes") {
-  std::uint64_t seed = 100;
-  for (std::size_t s : emha::test::tail_sizes) {
-    for (Trans tr : {Trans::none, Trans::transpose}) {
-      check_gemm({s, 17, 9, tr}, seed++);
-      check_gemm({13, s, 31, tr}, seed++);
-      check_gemm({7, 33, s, tr}, seed++);
-    }
-  }
+EMHA_TEST_CASE("gemm_f32: beta == 0 never reads C") {
+  constexpr std::size_t m = 5, n = 9, k = 4;
+  for (std::size_t i = 0; i < m * n; ++i) g_c[i] = std::nanf("");
+  emha::test::fill_uniform(g_a, m * k, 7);
+  emha::test::fill_uniform(g_b, k * n, 8);
+  EMHA_CHECK(emha::gemm_f32(m, n, k, g_a, k, g_b, n, Trans::none, g_c, n, g_scratch) == Status::ok);
+  emha::gemm_f32_ref(m, n, k, g_a, k, g_b, n, Trans::none, g_c_ref, n);
+  for (std::size_t i = 0; i < m * n; ++i) EMHA_CHECK(std::fabs(g_c[i] - g_c_ref[i]) <= 1e-5f * (1 + std::fabs(g_c_ref[i])));
 }
 
-TEST_CASE("gemm_f32: leading dimensions wider than the matrix, alpha, beta, bias") {
-  std::uint64_t seed = 500;
-  for (std::size_t s : {1u, 7u, 9u, 17u, 33u}) {
-    for (Trans tr : {Trans::none, Trans::transpose}) {
-      check_gemm({s, s + 2, s + 1, tr, 5}, seed++);
-      check_gemm({s, 19, 23, tr, 3, GemmOptions{0.5f, 0.0f, nullptr}, true}, seed++);
-      check_gemm({s, 19, 23, tr, 3, GemmOptions{1.0f, -1.5f, nullptr}, false}, seed++);
-      check_gemm({23, s, 11, tr, 1, GemmOptions{-2.0f, 0.25f, nullptr}, true}, seed++);
-    }
-  }
-}
-
-TEST_CASE("gemm_f32: blocks of K, M and N larger than one packed panel") {
-  // k > gemm_kc (two k blocks: the second accumulates), m > gemm_mc.
-  check_gemm({97, 70, gemm_kc + 44, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 900);
-  check_gemm({131, 45, gemm_kc + 34, Trans::transpose, 2, GemmOptions{0.7f, 0.0f, nullptr}, true}, 901);
-  check_gemm({200, 300, 40, Trans::transpose}, 902);
-  // n > one block's columns (gemm_nc(kc), 128 at kc = gemm_kc) and k > gemm_kc. A block of
-  // m * kc <= gemm_per_panel_max_a_floats runs as one row block with each B panel packed just
-  // before use; a larger one goes by gemm_mc rows with the whole B block packed first. 160 rows:
-  // the first k block (kc = gemm_kc) the second way, the 5-deep remainder the first way, in one
-  // call. All against the same references.
-  constexpr std::size_t nc = emha::gemm_nc(gemm_kc);
-  check_gemm({gemm_mc, nc + 37, gemm_kc + 13, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 903);
-  check_gemm({29, nc + 21, gemm_kc + 5, Trans::transpose, 1}, 904);
-  check_gemm({160, nc + 21, gemm_kc + 5, Trans::transpose, 1}, 905);
-  check_gemm({160, nc + 3, gemm_kc + 7, Trans::none, 2, GemmOptions{0.5f, 1.0f, nullptr}, true}, 906);
-  // Either side of that limit with kc = gemm_kc: limit / gemm_kc rows (one row block), one more.
-  constexpr std::size_t rows = emha::gemm_per_panel_max_a_floats / gemm_kc;
-  static_assert(rows * gemm_kc == emha::gemm_per_panel_max_a_floats, "a whole number of rows");
-  check_gemm({rows, 53, gemm_kc, Trans::transpose}, 907);
-  check_gemm({rows + 1, 53, gemm_kc, Trans::none, 0, GemmOptions{1.0f, 0.5f, nullptr}, true}, 908);
-  // Small K, past the per-panel limit: blocks of gemm_nc(64) = 1024 columns, the second partial.
-  static_assert(580 * 64 > emha::gemm_per_panel_max_a_floats && emha::gemm_nc(64) == 1024);
-  check_gemm({580, 1040, 64, Trans::transpose}, 909);
-}
-
-TEST_CASE("gemm_f32: attention-shaped products") {
-  check_gemm({64, 96, 32, Trans::transpose, 0, GemmOptions{}, true}, 1000);  // x * W^T + b
-  check_gemm({16, 24, 8, Trans::transpose, 24}, 1001);                        // Q_h K_h^T, ld = d_model
-  check_gemm({16, 8, 24, Trans::none, 24}, 1002);                              // P V_h
-}
-
-// Small B read in place (k * ldb <= 4096 floats, n a whole panel: 32 or 16 columns on AVX-512,
-// 16 or 8 on AVX2, 8 or 4 on armv7) and the narrow tile (one vector per row, 8 rows) beside
-// packed panels, with ld = d_model as in attention; either side of the in-place limit.
-TEST_CASE("gemm_f32: small B in place, narrow panels, and the limit between") {
-  std::uint64_t seed = 1100;
-  for (std::size_t dk : {4u, 8u, 16u, 32u}) {
-    for (std::size_t s : {5u, 8u, 13u, 32u, 45u}) {
-      check_gemm({s, dk, s, Trans::none, 3 * dk}, seed++);                     // P V_h, ld = 4 d_k
-      check_gemm({s, dk, s, Trans::none, 0, GemmOptions{0.5f, 1.0f, nullptr}, true}, seed++);
-      check_gemm({s, dk + 3, 2 * s, Trans::none, 0}, seed++);                 // a partial narrow panel
-      check_gemm({s, 3 * dk, s, Trans::none, 1}, seed++);                     // wide, then narrow
-    }
-  }
-  check_gemm({20, 64, 64, Trans::none, 0}, seed++);  // k * ldb = 4096: in place
-  check_gemm({20, 64, 64, Trans::none, 1}, seed++);  // 4160: packed
-  check_gemm({20, 32, 128, Trans::none, 0}, seed++);
-  check_gemm({20, 32, 129, Trans::none, 0}, seed++);
-}
-
-// With SIMD, every target's multiply-add is fused (AVX2 and AVX-512 FMA, NEON vfma/fmla): one
-// rounding per k step. Row [-1, 1 + 2^-12] times column [1 + 2^-11, 1 + 2^-12]: the first step
-// is exact, -(1 + 2^-11); the second adds (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, which fused leaves
-// exactly 2^-24, where a rounded product (1 + 2^-11, a tie to even) leaves 0. This caught
-// xsimd 8.1's AVX-512 fma, which is a multiply and an add.
-// The scalar path fuses only where the FPU has an FMA (not armv6's VFPv2), and x86's SSE2 variant
-// has no FMA instruction: either result there.
-TEST_CASE("gemm_f32 fuses its multiply-adds on SIMD builds") {
-  const bool simd = emha::simd_f32_lanes() > 1 && std::strcmp(emha::simd_isa(), "sse2") != 0;
-  const float fused = std::ldexp(1.0f, -24);
-  const std::size_t m = 13, n = 67, k = 2;  // every row and column position of the tiles
-  const float e11 = std::ldexp(1.0f, -11), e12 = std::ldexp(1.0f, -12);
-  std::vector<float> a(m * k), b(k * n), bt(n * k);  // bt: B^T [n x k] for Trans::transpose
-  for (std::size_t i = 0; i < m; ++i) a[i * k] = -1.0f, a[i * k + 1] = 1.0f + e12;
-  for (std::size_t j = 0; j < n; ++j) {
-    b[j] = bt[j * k] = 1.0f + e11;
-    b[n + j] = bt[j * k + 1] = 1.0f + e12;
-  }
-  for (Trans t : {Trans::none, Trans::transpose}) {
-    std::vector<float> c(m * n, -1.0f);
-    const bool none = t == Trans::none;
-    REQUIRE(emha::gemm_f32(m, n, k, a.data(), k, none ? b.data() : bt.data(), none ? n : k, t,
-                           c.data(), n, g_scratch) == Status::ok);
-    for (float x : c) REQUIRE((x == fused || (!simd && x == 0.0f)));
-  }
-}
-
-TEST_CASE("gemm_f32: beta == 0 never reads C") {
-  const std::size_t m = 5, n = 9, k = 4;
-  const auto a = emha::test::uniform(m * k, 7), b = emha::test::uniform(k * n, 8);
-  std::vector<float> c(m * n, std::nanf("")), c_ref(m * n);
-  REQUIRE(emha::gemm_f32(m, n, k, a.data(), k, b.data(), n, Trans::none, c.data(), n, g_scratch) == Status::ok);
-  emha::gemm_f32_ref(m, n, k, a.data(), k, b.data(), n, Trans::none, c_ref.data(), n);
-  for (std::size_t i = 0; i < c.size(); ++i) CHECK(std::fabs(c[i] - c_ref[i]) <= 1e-5f * (1 + std::fabs(c_ref[i])));
-}
-
-TEST_CASE("gemm_f32: k == 0 gives bias + beta * C; empty m or n is a no-op") {
+EMHA_TEST_CASE("gemm_f32: k == 0 gives bias + beta * C; empty m or n is a no-op") {
   float c[6] = {1, 2, 3, 4, 5, 6};
   const float bias[3] = {10, 20, 30};
-  REQUIRE(emha::gemm_f32(2, 3, 0, nullptr, 0, nullptr, 3, Trans::none, c, 3, g_scratch,
-                         GemmOptions{1.0f, 2.0f, bias}) == Status::ok);
+  EMHA_CHECK(emha::gemm_f32(2, 3, 0, nullptr, 0, nullptr, 3, Trans::none, c, 3, g_scratch,
+                            GemmOptions{1.0f, 2.0f, bias}) == Status::ok);
   const float want[6] = {12, 24, 36, 18, 30, 42};
-  for (int i = 0; i < 6; ++i) CHECK(c[i] == want[i]);
-  CHECK(emha::gemm_f32(0, 3, 4, nullptr, 4, nullptr, 3, Trans::none, nullptr, 3, g_scratch) == Status::ok);
+  for (int i = 0; i < 6; ++i) EMHA_CHECK(c[i] == want[i]);
+  EMHA_CHECK(emha::gemm_f32(0, 3, 4, nullptr, 4, nullptr, 3, Trans::none, nullptr, 3, g_scratch) == Status::ok);
 }
 
-TEST_CASE("gemm_f32: errors leave C untouched") {
-  const auto a = emha::test::uniform(64 * 64, 1), b = emha::test::uniform(64 * 64, 2);
-  std::vector<float> c(64 * 64, 42.0f);
+// 33 x 33 x 33 needs more than 256 bytes of scratch on every build.
+EMHA_TEST_CASE("gemm_f32: errors leave C and the arena untouched") {
+  constexpr std::size_t s = 33;
+  emha::test::fill_uniform(g_a, s * s, 1);
+  emha::test::fill_uniform(g_b, s * s, 2);
+  for (std::size_t i = 0; i < s * s; ++i) g_c[i] = 42.0f;
   emha::StaticArena<256> tiny;
-  CHECK(emha::gemm_f32(64, 64, 64, a.data(), 64, b.data(), 64, Trans::none, c.data(), 64, tiny) ==
-        Status::no_space);
-  CHECK(emha::gemm_f32(4, 4, 4, nullptr, 4, b.data(), 4, Trans::none, c.data(), 4, g_scratch) ==
-        Status::null_pointer);
-  for (float x : c) REQUIRE(x == 42.0f);
-  CHECK(tiny.used() == 0);
+  EMHA_CHECK(emha::gemm_f32(s, s, s, g_a, s, g_b, s, Trans::none, g_c, s, tiny) == Status::no_space);
+  EMHA_CHECK(emha::gemm_f32(4, 4, 4, nullptr, 4, g_b, 4, Trans::none, g_c, 4, g_scratch) == Status::null_pointer);
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < s * s; ++i) changed += g_c[i] != 42.0f;
+  EMHA_CHECK(changed == 0);
+  EMHA_CHECK(tiny.used() == 0);
 }
 
-TEST_CASE("gemm_f32_pack_b refuses a buffer below gemm_f32_packed_b_floats' need") {
-  const auto b = emha::test::uniform(40 * 33, 5);
-  std::vector<float> packed(33 * 40);  // n * k: too small whenever 33 is not a multiple of NR
-  const Status s = emha::gemm_f32_pack_b(33, 40, b.data(), 40, Trans::transpose, packed.data(), packed.size());
-  CHECK(s == Status::size_mismatch);
-  packed.resize(emha::gemm_f32_packed_b_floats(33, 40));
-  CHECK(emha::gemm_f32_pack_b(33, 40, b.data(), 40, Trans::transpose, packed.data(), packed.size()) == Status::ok);
-}
-
-TEST_CASE("gemm_f32_prepacked refuses a packed buffer shorter than its panels, C untouched") {
-  // n = 64 is a multiple of every build's NR, so the panels of op(B) [k x n] are exactly k * n
-  // floats here; one float fewer must be refused, not read past its end.
-  constexpr std::size_t m = 5, n = 64, k = 600;  // k past gemm_kc: two k blocks
-  const auto a = emha::test::uniform(m * k, 1), b = emha::test::uniform(k * n, 2);
-  std::vector<float> packed(emha::gemm_f32_packed_b_floats(n, k));
-  REQUIRE(emha::gemm_f32_pack_b(n, k, b.data(), n, Trans::none, packed.data(), packed.size()) == Status::ok);
-  std::vector<float> c(m * n, 42.0f);
-  for (std::size_t floats : {std::size_t(0), std::size_t(1), k * n - 1}) {
-    CHECK(emha::gemm_f32_prepacked(m, n, k, a.data(), k, packed.data(), floats, c.data(), n) ==
-          Status::size_mismatch);
-  }
-  for (float x : c) REQUIRE(x == 42.0f);
-  CHECK(emha::gemm_f32_prepacked(m, n, k, a.data(), k, packed.data(), k * n, c.data(), n) == Status::ok);
-  CHECK(c[0] != 42.0f);
-}
-
-TEST_CASE("gemm_f32_scratch_bytes covers what the call takes") {
-  // One panel (m * kc within gemm_per_panel_max_a_floats) or one block, either side of the
-  // limit, with k past gemm_kc, and n past one block.
-  constexpr std::size_t rows = emha::gemm_per_panel_max_a_floats / gemm_kc;
-  const GemmCase cases[] = {{1, 1, 1},       {17, 17, 17},     {127, 127, 127}, {300, 300, 300},
-                            {rows, 70, gemm_kc + 9}, {rows + 1, 70, gemm_kc + 9}, {29, 700, 64},
-                            {600, 300, 64}, {100, 600, 600}, {200, 400, 341}, {200, 400, 292}};
-  for (const GemmCase& t : cases) {
-    CAPTURE(t.m);
-    CAPTURE(t.n);
-    CAPTURE(t.k);
-    const std::size_t need = emha::gemm_f32_scratch_bytes(t.m, t.n, t.k);
-    std::vector<std::byte> buf(need);
-    const auto a = emha::test::uniform(t.m * t.k, 3), b = emha::test::uniform(t.n * t.k, 4);
-    std::vector<float> c(t.m * t.n);
-    // An arena of exactly `need` bytes, malloc alignment only (the bound includes the slack):
-    // too small a bound makes the call return no_space.
-    emha::ArenaRef arena(buf.data(), need);
-    CHECK(emha::gemm_f32(t.m, t.n, t.k, a.data(), t.k, b.data(), t.k, Trans::transpose, c.data(), t.n,
-                         arena) == Status::ok);
-    CHECK(need <= emha::gemm_f32_scratch_bytes(600, 600, 600));  // the suite's arena covers all
-  }
-  // Per panel the scratch is one kc x NR panel, whatever n is.
-  CHECK(emha::gemm_f32_scratch_bytes(32, 4096, 64) == emha::gemm_max_nr * 64 * sizeof(float) + 64);
-}
-
-TEST_CASE("gemm_f32_scratch_bytes is nondecreasing in m, n and k") {
+EMHA_TEST_CASE("gemm_f32_scratch_bytes is nondecreasing in m, n and k") {
   // Callers size one buffer for their largest call (the MHA arena: the projections' largest
   // input width) and make smaller calls from it.
   std::size_t bad = 0;
@@ -297,109 +145,5 @@ TEST_CASE("gemm_f32_scratch_bytes is nondecreasing in m, n and k") {
         bad += emha::gemm_f32_scratch_bytes(m + 1, n, k) < s;
         bad += emha::gemm_f32_scratch_bytes(m, n + 1, k) < s;
       }
-  CHECK(bad == 0);
-}
-
-TEST_CASE("gemm_f32: k summed in blocks (GemmOptions::k_blocks), over every tail") {
-  std::uint64_t seed = 1200;
-  GemmOptions blocks{};
-  blocks.k_blocks = true;
-  GemmOptions blocks_beta{0.5f, 1.0f, nullptr};
-  blocks_beta.k_blocks = true;
-  for (std::size_t s : emha::test::tail_sizes) {
-    for (Trans tr : {Trans::none, Trans::transpose}) {
-      check_gemm({7, 33, s, tr, 0, blocks}, seed++);
-      check_gemm({13, s, 2 * emha::gemm_k_block + 3, tr, 1, blocks_beta, true}, seed++);
-    }
-  }
-  check_gemm({97, 70, gemm_kc + 44, Trans::transpose, 0, blocks, true}, seed++);  // two kc blocks
-}
-
-// One row of A against pre-packed B (a decode step's projection): gemm_f32_prepacked takes the
-// GEMV path (whole groups of gemm_gemv_panels panels, then tiles for the rest), which must give
-// gemm_f32's tile bits (check_gemm compares them) with and without k blocks, bias, alpha, beta,
-// across two kc blocks and widths that leave partial groups and a partial panel.
-TEST_CASE("gemm_f32_prepacked: one row (the GEMV path) equals the tile path bit for bit") {
-  std::uint64_t seed = 1300;
-  GemmOptions blocks{};
-  blocks.k_blocks = true;
-  GemmOptions scaled{0.5f, 1.0f, nullptr};
-  GemmOptions scaled_blocks = scaled;
-  scaled_blocks.k_blocks = true;
-  for (std::size_t n : {std::size_t(64), std::size_t(128), std::size_t(129), std::size_t(200), std::size_t(520)})
-    for (std::size_t k : {std::size_t(1), std::size_t(17), std::size_t(40), gemm_kc + 9})
-      for (const GemmOptions& o : {GemmOptions{}, blocks, scaled, scaled_blocks}) {
-        check_gemm({1, n, k, Trans::transpose, 0, o, true}, seed++);
-        check_gemm({1, n, k, Trans::none, 3, o, false}, seed++);
-      }
-}
-
-// Why k_blocks exists: with positive terms a chain's partial sums grow with k and so does each
-// FMA's rounding; blocks keep them small. Over 64 x 64 outputs of length 512 (uniform [0, 1]
-// inputs), the RMS error against float64 drops ~4x (random-walk estimate); asserted: at least 2x.
-TEST_CASE("gemm_f32: k_blocks cuts the error of long sums") {
-  const std::size_t m = 64, n = 64, k = 512;
-  auto a = emha::test::uniform(m * k, 77), b = emha::test::uniform(k * n, 78);
-  for (float& x : a) x = std::fabs(x);
-  for (float& x : b) x = std::fabs(x);
-  std::vector<float> c64(m * n, 0.0f);
-  emha::gemm_f32_ref<double>(m, n, k, a.data(), k, b.data(), n, Trans::none, c64.data(), n);
-  double rms[2] = {0, 0};
-  for (bool blocked : {false, true}) {
-    GemmOptions o{};
-    o.k_blocks = blocked;
-    std::vector<float> c(m * n, 0.0f);
-    REQUIRE(emha::gemm_f32(m, n, k, a.data(), k, b.data(), n, Trans::none, c.data(), n, g_scratch, o) ==
-            Status::ok);
-    double sum = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) sum += (double(c[i]) - double(c64[i])) * (double(c[i]) - double(c64[i]));
-    rms[blocked] = std::sqrt(sum / double(c.size()));
-  }
-  INFO("RMS error vs float64: one chain " << rms[0] << ", blocks of " << emha::gemm_k_block << " " << rms[1]);
-  CHECK(rms[1] * 2 < rms[0]);
-}
-
-// gemm_f32_rows (few rows, B read in place) against float64 and the reference: every tail of
-// m (1..5), n and k, both B layouts, a row stride on every operand, alpha, beta and bias. The
-// bound is gemm_f32's: (k + 3) u times sum |a b| (+ |bias| + |beta c|).
-TEST_CASE("gemm_f32_rows: few rows, B in place, over every tail") {
-  std::uint64_t seed = 1400;
-  const GemmOptions plain{}, scaled{0.37f, 1.0f, nullptr};
-  for (std::size_t m : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(5)})
-    for (std::size_t s : emha::test::tail_sizes)
-      for (Trans tr : {Trans::none, Trans::transpose})
-        for (int variant = 0; variant < 3; ++variant) {
-          const std::size_t n = variant == 1 ? 9 : s, k = variant == 2 ? 11 : s, pad = 3;
-          const std::size_t lda = k + pad, ldc = n + pad, ldb = (tr == Trans::none ? n : k) + pad;
-          const auto a = emha::test::uniform(m * lda, seed++);
-          const auto b = emha::test::uniform((tr == Trans::none ? k : n) * ldb, seed++);
-          const auto bias = emha::test::uniform(n, seed++);
-          const auto c0 = emha::test::uniform(m * ldc, seed++);
-          GemmOptions o = variant == 0 ? plain : scaled;
-          if (variant == 2) o.bias = bias.data();
-          std::vector<float> c = c0, c_ref = c0, c64 = c0, mag(m * ldc, 0.0f);
-          emha::gemm_f32_rows(m, n, k, a.data(), lda, b.data(), ldb, tr, c.data(), ldc, o);
-          emha::gemm_f32_ref(m, n, k, a.data(), lda, b.data(), ldb, tr, c_ref.data(), ldc, o);
-          emha::gemm_f32_ref<double>(m, n, k, a.data(), lda, b.data(), ldb, tr, c64.data(), ldc, o);
-          std::vector<float> abs_a(a.size()), abs_b(b.size());
-          for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
-          for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
-          emha::gemm_f32_ref<double>(m, n, k, abs_a.data(), lda, abs_b.data(), ldb, tr, mag.data(), ldc);
-          std::size_t bad = 0;
-          for (std::size_t i = 0; i < m; ++i)
-            for (std::size_t j = 0; j < ldc; ++j) {
-              const std::size_t idx = i * ldc + j;
-              if (j >= n) {
-                bad += c[idx] != c0[idx];  // the stride's gap is not written
-                continue;
-              }
-              const double scale = std::fabs(o.alpha) * mag[idx] + (o.bias ? std::fabs(o.bias[j]) : 0.0) +
-                                   std::fabs(o.beta * c0[idx]);
-              const double bound = double(k + 3) * emha::test::u32 * scale;
-              bad += std::fabs(double(c[idx]) - double(c64[idx])) > bound;
-              bad += std::fabs(double(c[idx]) - double(c_ref[idx])) > 2 * bound;
-            }
-          INFO("m=" << m << " n=" << n << " k=" << k << " trans=" << int(tr) << " variant=" << variant);
-          CHECK(bad == 0);
-        }
+  EMHA_CHECK(bad == 0);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The float32 error bound of softmax_f32, shared by the host tests (tests/kernels/test_softmax.cpp,
-// which derives it) and the firmware tests (tests/firmware/test_softmax.cpp):
+// The float32 error bound of softmax_f32, for tests/kernels/test_softmax.cpp (host and firmware)
+// and test_softmax_host.cpp, whose comment derives it:
 //   |y - y64| <= y64 * (4 max|z| + n + 16) * u + 1e-37, twice that against the float reference,
 // with z = scale * x + mask over the row's finite values.
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What the firmware's parity suites (test_parity.cpp, test_seed_parity.cpp) share: static buffers
-// sized at compile time for the largest of their fixtures, and guard floats around the outputs.
+// What the layer suites (test_parity.cpp, test_seed_models.cpp, test_kv_cache.cpp; host and
+// firmware) share: static buffers sized at compile time for the largest of their fixtures, and
+// guard floats around the outputs.
 
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
 
-namespace fw {
+namespace emha::test {
 
 // The largest of Size<F>::value over the fixtures of a std::tuple (at least 1: no zero-length
 // arrays).
@@ -43,4 +44,4 @@ inline bool guards_intact(const float* buf, std::size_t n) {
   return true;
 }
 
-}  // namespace fw
+}  // namespace emha::test
