@@ -54,8 +54,8 @@ openblas_core=$("$build/bench/emha_bench_gemm" --benchmark_filter='^$' 2>&1 | se
 openblas_env() {
   local avx512_core=0
   [[ $openblas_core =~ ^(SkylakeX|Cooperlake|SapphireRapids)$ ]] && avx512_core=1
-  if [ "$1" = avx512bw ] && [ $avx512_core -eq 0 ]; then echo OPENBLAS_CORETYPE=SkylakeX; fi
-  if [ "$1" != avx512bw ] && [ $avx512_core -eq 1 ]; then echo OPENBLAS_CORETYPE=Haswell; fi
+  if [ "$1" = avx512 ] && [ $avx512_core -eq 0 ]; then echo OPENBLAS_CORETYPE=SkylakeX; fi
+  if [ "$1" != avx512 ] && [ $avx512_core -eq 1 ]; then echo OPENBLAS_CORETYPE=Haswell; fi
 }
 env1=$(openblas_env "$emha_isa")
 step "gemm_f32 vs OpenBLAS and Eigen, emha on $emha_isa, OpenBLAS ${env1:-on its own choice, core $openblas_core} (JSON in $build/bench_gemm.json)"
@@ -66,7 +66,7 @@ env $env1 "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
 
 # On an AVX-512 CPU, the attention shapes once more with both on the other instruction set.
 if grep -qw avx512f /proc/cpuinfo; then
-  other=$([ "$emha_isa" = avx512bw ] && echo fma3+avx2 || echo avx512bw)
+  other=$([ "$emha_isa" = avx512 ] && echo avx2 || echo avx512)
   env2=$(openblas_env "$other")
   step "gemm_f32 with emha on $other (--emha_isa), OpenBLAS ${env2:-on its own choice, core $openblas_core}, attention shapes"
   env $env2 "$build/bench/emha_bench_gemm" --emha_isa="$other" --benchmark_repetitions=9 \

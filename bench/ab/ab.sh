@@ -3,7 +3,7 @@
 # Paired A/B timing of two emha revisions in one process (see ab_main.cpp for why).
 #   bash bench/ab/ab.sh A B [--pairs N] [--batch-ms T] [--filter REGEX] [--require-equal 1]
 #                           [--offset-bytes N]   (side B's GEMM operands N bytes off a cache line)
-#                           [--isa NAME]         (both sides on kernel variant NAME, e.g. avx512bw)
+#                           [--isa NAME]         (both sides on kernel variant NAME, e.g. avx512)
 # A and B: a source directory (`.` is the working tree, uncommitted changes included) or a git
 # revision of this repository (exported with git archive), each built Release into a
 # libemha_ab.so under build/ab/ (ab_side.cpp uses today's API: an old revision may not build); the cases are bench_gemm's shapes (nt/nn, packing per call and

@@ -11,7 +11,7 @@
 // line, side A's on one, as every benchmark buffer does (support/aligned.hpp). With the same
 // revision on both sides (ab.sh HEAD HEAD --offset-bytes 16), B/A is what misaligned operands
 // cost (16: std::vector's malloc). MHA cases are not offset.
-// --isa NAME: both sides run the kernel variant NAME (an emha::simd_isa() name, e.g. avx512bw)
+// --isa NAME: both sides run the kernel variant NAME (an emha::simd_isa() name, e.g. avx512)
 // instead of the one their dispatch picks on this CPU.
 // Exit status 2: bad arguments or a side that does not load.
 

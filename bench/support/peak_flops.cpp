@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <type_traits>
 
 #if __has_include(<xsimd/config/xsimd_config.hpp>)
 #include <xsimd/config/xsimd_config.hpp>
@@ -33,7 +34,13 @@ namespace {
 using Vec = xsimd::batch<float>;  // the build's default architecture
 inline Vec fma(Vec a, Vec b, Vec c) noexcept { return xsimd::fma(a, b, c); }
 inline float first_lane(Vec v) noexcept { return xsimd::hadd(v); }
-const char* vec_isa() noexcept { return xsimd::default_arch::name(); }
+// As emha::simd_isa() names the variant of the same architecture.
+const char* vec_isa() noexcept {
+  using A = xsimd::default_arch;
+  if (std::is_same<A, xsimd::avx512bw>::value) return "avx512";
+  if (std::is_same<A, xsimd::fma3<xsimd::avx2>>::value) return "avx2";
+  return A::name();
+}
 #else
 struct Vec {  // one lane; a * b + c contracts to a hardware FMA where the FPU has one
   static constexpr std::size_t size = 1;

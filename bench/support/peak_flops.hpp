@@ -13,7 +13,7 @@ namespace emha_bench {
 struct FmaPeak {
   double gflops = 0.0;         // best trial, 1e9 FLOP/s (one FMA = 2 FLOP per lane)
   double median_gflops = 0.0;  // median trial, 1e9 FLOP/s: how steady the core was
-  const char* isa = "";        // xsimd architecture the loop ran in ("fma3+avx2", "avx512bw", ...)
+  const char* isa = "";        // xsimd architecture the loop ran in (emha::simd_isa()'s names: "avx2", "avx512", ...)
   std::size_t lanes = 0;       // f32 lanes per vector
   std::size_t chains = 0;      // independent accumulators (enough to hide FMA latency)
   std::uint64_t trial_iters = 0;  // loop iterations of one ~5 ms trial

@@ -16,7 +16,7 @@ std::vector<FmaPeak> measure_fma_peaks() {
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl");
-  if (avx512 && std::strcmp(peaks[0].isa, "avx512bw") != 0) peaks.push_back(peak_avx512::measure_fma_peak());
+  if (avx512 && std::strcmp(peaks[0].isa, "avx512") != 0) peaks.push_back(peak_avx512::measure_fma_peak());
 #endif
   return peaks;
 }

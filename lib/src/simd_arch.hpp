@@ -3,7 +3,7 @@
 // The one place that picks the kernels' instruction set (internal to lib/src).
 //
 // - EMHA_SIMD=1 and xsimd knows this target: `emha::simd::vf32` is xsimd::batch<float> of the
-//   build's architecture (fma3+avx2 with -mavx2 -mfma, arm64+neon, arm32+neon with
+//   build's architecture (avx2 with -mavx2 -mfma, arm64+neon, arm32+neon with
 //   -mfpu=neon-vfpv4, ...).
 // - otherwise (EMHA_SIMD=0, or xsimd defines XSIMD_NO_SUPPORTED_ARCHITECTURE: Cortex-M, armv6,
 //   armhf without NEON): `vf32` is a one-lane scalar with the same interface, so every kernel body
@@ -63,7 +63,15 @@ inline float fmadd_exact_product(float a, float b, float c) noexcept {
 using arch = xsimd::default_arch;
 using vf32 = xsimd::batch<float, arch>;
 inline constexpr bool enabled = true;
-inline constexpr const char* isa = arch::name();
+// The variant's one name, as CMake's EMHA_X86_ISA and the isa_<name> namespaces spell it:
+// "avx512", "avx2", "sse2", "arm64+neon", "arm32+neon" (xsimd's own name for any other).
+template <class A>
+constexpr const char* isa_name() noexcept {
+  if (std::is_same<A, xsimd::avx512bw>::value) return "avx512";
+  if (std::is_same<A, xsimd::fma3<xsimd::avx2>>::value) return "avx2";
+  return A::name();
+}
+inline constexpr const char* isa = isa_name<arch>();
 inline constexpr bool is_neon64 = std::is_same<arch, xsimd::neon64>::value;
 
 inline vf32 load(const float* p) noexcept { return vf32::load_unaligned(p); }

@@ -13,7 +13,7 @@
 
 namespace emha {
 
-// "avx512bw", "fma3+avx2", "sse2", "arm64+neon", "arm32+neon", ... or "scalar" (no SIMD:
+// "avx512", "avx2", "sse2", "arm64+neon", "arm32+neon", ... or "scalar" (no SIMD:
 // Cortex-M, armv6, EMHA_SIMD=OFF): the variant in use (choosing it if none is yet).
 const char* simd_isa() noexcept;
 
