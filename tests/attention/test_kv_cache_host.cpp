@@ -293,7 +293,7 @@ TEST_CASE("KvCache with a sliding window: rolls, keys, first_key, truncate and e
     return mha->forward({n, keys, 1}, {x.data(), n * 64}, {out.data(), n * 64}, cache, causal);
   };
 
-  CHECK(call(5, 5) == Status::too_long);  // more than capacity - W + 1 at once
+  CHECK(call(5, 5) == Status::too_long);  // more than max_seq_q (4) at once
   CHECK(cache.length(0) == 0);
   CHECK(cache.keys(4) == 4);
   REQUIRE(call(4, 4) == Status::ok);  // holds positions 0..3
@@ -326,4 +326,38 @@ TEST_CASE("KvCache with a sliding window: rolls, keys, first_key, truncate and e
     CHECK(cache.first_key(0) == 0);
     CHECK(cache.keys(4) == 4);
   }
+}
+
+namespace {
+struct WideWindow : Window {  // queries up to the cache's capacity in one call
+  static constexpr std::size_t max_seq_q = 8;
+};
+}  // namespace
+
+// One call takes up to Capacity - min(held, W - 1) new positions: a rolling cache that holds
+// fewer than W - 1 rows keeps all of them, so it takes more than Capacity - W + 1.
+TEST_CASE("a rolling KvCache takes Capacity - min(held, W - 1) new positions per call") {
+  const GqaWeights gw;
+  auto mha = std::make_unique<emha::MultiHeadAttention<WideWindow>>();
+  REQUIRE(mha->set_weights(gw.get()) == Status::ok);
+  emha::KvCache<WideWindow, 6, 1> cache;  // W = 3: W - 1 = 2 rows kept when it rolls
+  const auto x = emha::test::uniform(8 * 64, 23);
+  std::vector<float> out(8 * 64, -7.0f);
+  emha::ForwardOptions causal;
+  causal.masks.causal = true;
+  const auto call = [&](std::size_t n) {
+    return mha->forward({n, cache.keys(n), 1}, {x.data(), n * 64}, {out.data(), n * 64}, cache, causal);
+  };
+  CHECK(call(7) == Status::too_long);  // held 0: at most 6
+  CHECK(call(6) == Status::ok);        // held 0: 6 > Capacity - W + 1 = 4
+  cache.reset();
+  REQUIRE(call(1) == Status::ok);      // held 1 < W - 1: at most 6 - 1 = 5
+  CHECK(call(6) == Status::too_long);
+  CHECK(cache.length(0) == 1);
+  CHECK(call(5) == Status::ok);        // fits without a roll
+  CHECK(cache.length(0) == 6);
+  CHECK(call(5) == Status::too_long);  // held 6 >= W - 1: at most 6 - 2 = 4
+  CHECK(call(4) == Status::ok);        // rolls: keeps positions 4, 5, appends 6..9
+  CHECK(cache.length(0) == 10);
+  CHECK(cache.first_key(0) == 4);
 }
