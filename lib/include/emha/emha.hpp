@@ -17,3 +17,4 @@
 #include "emha/simd.hpp"
 #include "emha/span.hpp"
 #include "emha/status.hpp"
+#include "emha/version.hpp"

@@ -118,7 +118,7 @@ inline void store_weights(const MhaDims& d, const AttentionShape& sh, const Forw
 }
 
 // Both paths are kept out of the forward pass's frame ([[gnu::noinline]]): inlined, their locals
-// and spills made mha_forward's frame 430 bytes on Cortex-M, on top of every GEMM below it
+// and spills would sit in mha_forward's frame on Cortex-M, on top of every GEMM below it
 // (tests/firmware/stack_budget.py); out of line, only the path that runs is on the stack.
 template <class K>
 [[gnu::noinline]] Status attend_unfused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
@@ -155,9 +155,9 @@ inline constexpr std::size_t mha_rows_in_place = 4;
 
 // A score or context product of the fused path: gemm_rows for a short query tile, else gemm.
 // Direct calls, not a function pointer: a firmware's stack bound follows them. Not on the scalar
-// path (Cortex-M, armv6): there gemm_rows' frame put Cortex-M4 forward at 1064 bytes of stack,
-// over the 1024 budget (tests/firmware/stack_budget.py), and without a data cache the packing it
-// saves costs a copy, not a second trip to memory.
+// path (Cortex-M, armv6): there gemm_rows' frame takes Cortex-M4 forward over the 1 KiB stack
+// budget (tests/firmware/stack_budget.py), and without a data cache the packing it saves costs a
+// copy, not a second trip to memory.
 template <class K>
 Status tile_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                  const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc, ArenaRef& arena,

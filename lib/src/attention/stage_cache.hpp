@@ -50,8 +50,8 @@ template <class K>
 // Stage (project_kv, cross-attention's static K/V): sequence b's key and value rows projected
 // into Pass::qkv's K and V columns, then stored from row 0 of its cache blocks; the lengths are
 // set once every sequence is done (mha_forward.cpp). The projection repeats project_stage's K/V
-// part on purpose: shared (inlined, or out of line) it made this stage the deepest Cortex-M55
-// stack chain (1024 and 1096 bytes against 1016; tests/firmware/stack_budget.py).
+// part on purpose: shared (inlined, or out of line) it makes this stage Cortex-M55's deepest stack
+// chain, over the 1 KiB budget (tests/firmware/stack_budget.py).
 template <class K>
 [[gnu::noinline]] Status fill_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;

@@ -192,9 +192,9 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
 }
 
 // The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
-// inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites left
-// gemm_f32's frame 392-488 bytes on Cortex-M -O3; not inlined at all (-Os), the row dispatch,
-// the kernel and its store nested three frames. Stack is what a firmware must reserve
+// inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites would each add
+// their spills to gemm_f32's frame; not inlined at all (-Os), the row dispatch, the kernel and
+// its store would nest three frames. Stack is what a firmware must reserve
 // (tests/firmware/stack_budget.py); a call per 4 x 4 x kc tile costs nothing measurable.
 [[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_scalar(
     std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
@@ -216,9 +216,9 @@ inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, 
 }
 
 // A tile summed in k blocks (GemmOptions::k_blocks); gemm_panel_blocked runs it. On the scalar
-// path one row at a time: with 4 rows (1048 B on M4 -Os) or 2 (1032 B on M55) its running total
-// and spills put Cortex-M forward over the 1024-byte stack budget. Slower for the output
-// projection only (a B load per 4 FMAs, not per 16).
+// path one row at a time: with 4 or 2 rows its running total and spills take Cortex-M forward
+// over the 1 KiB stack budget. Slower for the output projection only (a B load per 4 FMAs, not
+// per 16).
 template <class Arch>
 [[gnu::always_inline]] inline void gemm_ukernel_blocked(Arch, std::size_t kc, const float* a,
                                                         std::size_t lda, const float* bp, float* c,
