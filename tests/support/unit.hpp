@@ -105,11 +105,26 @@ inline constexpr bool on_firmware = true;
 
 #include <doctest/doctest.h>
 
+#include <ostream>
+#include <sstream>
+
+// Messages go through a std::ostream, as on the firmware: doctest's own streaming prints a
+// `const char*` variable as an address.
+#define EMHA_UNIT_TEXT(...) ::emha::unit::text([&](std::ostream& emha_unit_os) { emha_unit_os << __VA_ARGS__; })
 #define EMHA_TEST_CASE(name) TEST_CASE(name)
 #define EMHA_CHECK(...) CHECK(__VA_ARGS__)
-#define EMHA_CHECK_MESSAGE(cond, ...) CHECK_MESSAGE(cond, __VA_ARGS__)
-#define EMHA_INFO(...) INFO(__VA_ARGS__)
-#define EMHA_MESSAGE(...) MESSAGE(__VA_ARGS__)
+#define EMHA_CHECK_MESSAGE(cond, ...) CHECK_MESSAGE(cond, EMHA_UNIT_TEXT(__VA_ARGS__))
+#define EMHA_INFO(...) INFO(EMHA_UNIT_TEXT(__VA_ARGS__))
+#define EMHA_MESSAGE(...) MESSAGE(EMHA_UNIT_TEXT(__VA_ARGS__))
+
+namespace emha::unit {
+template <class Write>
+doctest::String text(Write&& write) {
+  std::ostringstream os;
+  write(os);
+  return doctest::String(os.str().c_str());
+}
+}  // namespace emha::unit
 
 namespace emha::test {
 inline constexpr bool on_firmware = false;
