@@ -71,15 +71,20 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("checkpoint")
     a.add_argument("--prefix", default="", help="the attention module's name in the state_dict")
+    a.add_argument("--layer", type=int, help="layer N's attention module by the family's naming "
+                   "(instead of --prefix)")
+    a.add_argument("--config", help="a config.json to read (default: the model folder's)")
+    a.add_argument("--allow-pickle", action="store_true",
+                   help="load a whole pickled module (runs code from the file: trusted files only)")
     a.add_argument("--heads", type=int)
     a.add_argument("--kv-heads", type=int)
     a.add_argument("--family", default="auto", choices=["auto"] + list(FAMILIES))
     a.add_argument("--position", choices=list(POSITION))
-    a.add_argument("--rope-pairing", default="half", choices=list(PAIRING))
+    a.add_argument("--rope-pairing", choices=list(PAIRING), help="default half")
     a.add_argument("--rope-dims", type=int, default=0, help="rotated dims per head (0: all d_k)")
-    a.add_argument("--rope-base", type=float, default=10000.0)
+    a.add_argument("--rope-base", type=float, help="default 10000")
     a.add_argument("--xpos-scale-base", type=float)
-    a.add_argument("--sliding-window", type=int, default=0)
+    a.add_argument("--sliding-window", type=int, help="default 0 (none)")
     a.add_argument("--norm", choices=list(NORM))
     a.add_argument("--norm-kind", choices=list(NORM_KIND))
     a.add_argument("--norm-prefix")
@@ -100,8 +105,8 @@ def parse_args(argv):
     args = a.parse_args(argv)
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
-    if args.sliding_window < 0 or args.reference_rows < 0:
-        a.error("--sliding-window and --reference-rows must not be negative")
+    if (args.sliding_window or 0) < 0 or args.reference_rows < 0 or (args.layer or 0) < 0:
+        a.error("--sliding-window, --reference-rows and --layer must not be negative")
     return args
 
 
@@ -115,9 +120,34 @@ def namespace_name(args):
     return name
 
 
+def summary(cfg, ck, args):
+    """The one line said on success."""
+    c = cfg
+    dims = (f"d_model {c['d_model']}, heads {c['heads']}, kv_heads {c['kv_heads']}, d_k {c['d_k']}"
+            + (f", kdim {c['kdim']}, vdim {c['vdim']}" if (c['kdim'], c['vdim']) != (c['d_model'],) * 2
+               else ""))
+    pos = c["position"]
+    if pos == "rope":
+        pos += (f" ({c['rope_pairing']} pairing, {c['rope_dims']} of {c['d_k']} dims, "
+                f"base {c['rope_base']:g})")
+    elif pos == "xpos":
+        pos += f" (scale base {c['xpos_scale_base']:g})"
+    if c["sliding_window"]:
+        pos += f", sliding window {c['sliding_window']}"
+    norm = "none" if c["norm"] == "none" else \
+        f"{c['norm']} {c['norm_kind']} eps {c['norm_eps']:g}"
+    told = (f"; from {c['config_file']}: {', '.join(c['from_config'])}" if c["config_file"]
+            and c["from_config"] else (f"; {c['config_file']} gave nothing" if c["config_file"]
+                                       else ""))
+    causal = "; causal: pass masks.causal = true" if c["causal"] else ""
+    wrote = " and ".join(f for f in (args.header, args.blob) if f)
+    return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "
+            f"{pos}; norm {norm}{causal}{told}; wrote {wrote}")
+
+
 def main(argv):
     args = parse_args(argv)
-    ck = Checkpoint(args.checkpoint)
+    ck = Checkpoint(args.checkpoint, args.allow_pickle, args.config)
     cfg, tensors = build_layer(ck, args)
     name = namespace_name(args)
     ref = None
@@ -135,6 +165,7 @@ def main(argv):
         source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
         pathlib.Path(args.header).write_text(
             header_text(cfg, tensors, name, args.section, ref, source))
+    print(summary(cfg, ck, args))
     return 0
 
 

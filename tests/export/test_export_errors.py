@@ -84,11 +84,14 @@ def bad_cases():
     cases.append(("non-finite weight", nan, ["--heads", "2"],
                   ["attn.v_proj.weight", "[16, 16]", "non-finite", "[3, 5]"]))
     cases.append(("--heads disagreeing with a whole module", encoder(),
-                  ["--prefix", "layers.0.self_attn", "--heads", "4"],
+                  ["--prefix", "layers.0.self_attn", "--heads", "4", "--allow-pickle"],
                   ["--heads 4", "layers.0.self_attn.num_heads = 2"]))
     cases.append(("--norm disagreeing with norm_first", encoder(),
-                  ["--prefix", "layers.0.self_attn", "--norm", "pre"],
+                  ["--prefix", "layers.0.self_attn", "--norm", "pre", "--allow-pickle"],
                   ["--norm pre", "layers.0.norm_first"]))
+    cases.append(("a whole pickled module without --allow-pickle", encoder(),
+                  ["--prefix", "layers.0.self_attn"],
+                  ["weights_only=True", "--allow-pickle", "trust"]))
     kv = holder("attn", nn.MultiheadAttention(16, 2, add_bias_kv=True))
     cases.append(("add_bias_kv refused", kv, ["--heads", "2"], ["attn.bias_k", "not supported"]))
     sub = holder("attn", proj_module(16, 16))
