@@ -207,7 +207,8 @@ def eager_attention(q, k, v, heads, kv_heads, window):
     keep = ki <= qi
     if window:
         keep &= ki > qi - window
-    w = w + torch.where(keep, 0.0, finfo_min(w)).to(w.dtype)
+    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
+                                                                          dtype=w.dtype))
     w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
                               torch.float64).to(q.dtype)
     return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
