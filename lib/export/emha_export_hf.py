@@ -104,7 +104,8 @@ def torch_load(path, allow_pickle):
     except Exception as e:  # pickle.UnpicklingError (a module, or other objects), or not a pickle
         if allow_pickle:
             return torch.load(path, map_location="cpu", weights_only=False)
-        why = str(e).strip().splitlines()[-1][:160] if str(e).strip() else type(e).__name__
+        text = str(e).strip()
+        why = text.splitlines()[0].split(". ")[0][:120] if text else type(e).__name__
         fail(f"{path}: torch.load(weights_only=True) refuses it ({why}); a whole pickled module "
              "is loaded only with --allow-pickle, which runs code from the file: use it only on "
              "files you trust, or save the module's state_dict() instead")
