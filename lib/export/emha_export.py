@@ -2,9 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """emha-export: one attention layer of a PyTorch checkpoint -> emha's weight blob and/or C++ header.
 
-Reads CHECKPOINT (torch.load): a state_dict saved with torch.save(model.state_dict(), ...), a dict
-holding one under "state_dict", or a whole module saved with torch.save(model, ...). The layer's
-tensors are the ones under --prefix P (P = "" for a module's own state_dict). Its naming family:
+Reads CHECKPOINT: a Hugging Face model folder (config.json + model.safetensors, a sharded
+model.safetensors.index.json, or pytorch_model.bin), a .safetensors file (F32/F16/BF16/F64, read
+without the safetensors package), or a .pt/.bin file through torch.load(weights_only=True): a
+state_dict, or a dict holding one under "state_dict". A whole module saved with torch.save(model)
+needs --allow-pickle (full unpickling runs code from the file: trusted files only). The layer's
+tensors are the ones under --prefix P (P = "" for a module's own state_dict), or --layer N: layer
+N's attention by the family's naming (*.layers.N.self_attn, *.layer.N.attention, *.h.N.attn,
+*.layers.N.attention). Its naming family:
 
   nn_mha    torch.nn.MultiheadAttention: P.in_proj_weight, or P.q_proj_weight / k_proj_weight /
             v_proj_weight (kdim or vdim != embed_dim); P.in_proj_bias; P.out_proj.weight / .bias.
@@ -15,6 +20,26 @@ tensors are the ones under --prefix P (P = "" for a module's own state_dict). It
   linear    P.linear_q, P.linear_k, P.linear_v, P.linear_final (+ P.layer_norm, post-LN by default)
   per_head  lists of per-head linears P.q_heads.i / P.k_heads.i / P.v_heads.i (or P.Wq.i / Wk.i /
             Wv.i), concatenated in head order; output P.output_linear (or P.Wo, P.out)
+
+  bert      BERT/RoBERTa/ELECTRA BertAttention: P.self.query/key/value, P.output.dense, and
+            P.output.LayerNorm: post-LN with the residual (eps: config.json or --norm-eps)
+  vit       ViTAttention: P.attention.query/key/value, P.output.dense (its norms are outside)
+  distilbert  P.q_lin, P.k_lin, P.v_lin, P.out_lin (its norms are outside)
+  gpt2      GPT-2 Conv1D: P.c_attn [in, out] (columns q | k | v), P.c_proj: transposed
+  neox      GPT-NeoX/Pythia: P.query_key_value rows [heads, 3, d_k] (de-interleaved), P.dense;
+            RoPE on the first rotary_pct of d_k, half pairing
+  phi3      Phi-3: P.qkv_proj rows q | k | v (GQA), P.o_proj; RoPE
+
+With a config.json (a folder's, or --config), heads (num_attention_heads, n_head, n_heads), kv
+heads (num_key_value_heads), the position (RoPE for the rotary families: rope_theta /
+rotary_emb_base, partial_rotary_factor / rotary_pct), the sliding window (sliding_window,
+layer_types, Qwen2's use_sliding_window / max_window_layers) and BERT's layer_norm_eps come from
+it; a flag that disagrees is an error naming both values. Refused by name: a rope scaling type
+(rope_scaling / rope_parameters: linear, dynamic, yarn, llama3, longrope ...), head_dim other than
+d_model / heads, QK-norm (q_norm/k_norm), T5 (relative_attention_bias, unscaled scores), GPT-2's
+unscaled or per-layer-scaled scores, BERT's relative position embeddings. On success one line on
+stdout says the family, prefix, dims, positions, norm, whether the model is causal (emha's causal
+mask is a forward() option) and what came from config.json.
 
 --family auto (the default) picks the family by the tensors present. What the tensors cannot say
 comes from flags or, for a whole module, from its attributes (num_heads, LayerNorm eps,
@@ -41,8 +66,9 @@ Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
 
 Examples:
   emha_export.py attn.pt --prefix layers.0.self_attn --heads 8 --blob attn.bin --header attn.hpp
+  emha_export.py ./pythia-70m --layer 3 --max-seq-q 128 --blob p3.bin   # HF folder, config.json
   emha_export.py encoder.pt --prefix layers.0.self_attn --norm post --norm-prefix layers.0.norm1 \\
-      --blob enc.bin                                  # nn.TransformerEncoderLayer, post-LN
+      --allow-pickle --blob enc.bin    # a whole nn.TransformerEncoder, post-LN
   emha_export.py llama.pt --prefix model.layers.0.self_attn --heads 32 --kv-heads 8 \\
       --position rope --rope-base 500000 --norm pre --norm-kind rms_norm \\
       --norm-prefix model.layers.0.input_layernorm --norm-eps 1e-5 --header llama0.hpp
@@ -68,18 +94,24 @@ from emha_export_write import (NORM, NORM_KIND, PAIRING, POSITION, blob_bytes,  
 
 def parse_args(argv):
     a = argparse.ArgumentParser(prog="emha_export.py", description=__doc__.split("\n")[0],
+                                epilog=__doc__.split("\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("checkpoint")
     a.add_argument("--prefix", default="", help="the attention module's name in the state_dict")
+    a.add_argument("--layer", type=int, help="layer N's attention module by the family's naming "
+                   "(instead of --prefix)")
+    a.add_argument("--config", help="a config.json to read (default: the model folder's)")
+    a.add_argument("--allow-pickle", action="store_true",
+                   help="load a whole pickled module (runs code from the file: trusted files only)")
     a.add_argument("--heads", type=int)
     a.add_argument("--kv-heads", type=int)
     a.add_argument("--family", default="auto", choices=["auto"] + list(FAMILIES))
     a.add_argument("--position", choices=list(POSITION))
-    a.add_argument("--rope-pairing", default="half", choices=list(PAIRING))
+    a.add_argument("--rope-pairing", choices=list(PAIRING), help="default half")
     a.add_argument("--rope-dims", type=int, default=0, help="rotated dims per head (0: all d_k)")
-    a.add_argument("--rope-base", type=float, default=10000.0)
+    a.add_argument("--rope-base", type=float, help="default 10000")
     a.add_argument("--xpos-scale-base", type=float)
-    a.add_argument("--sliding-window", type=int, default=0)
+    a.add_argument("--sliding-window", type=int, help="default 0 (none)")
     a.add_argument("--norm", choices=list(NORM))
     a.add_argument("--norm-kind", choices=list(NORM_KIND))
     a.add_argument("--norm-prefix")
@@ -100,8 +132,8 @@ def parse_args(argv):
     args = a.parse_args(argv)
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
-    if args.sliding_window < 0 or args.reference_rows < 0:
-        a.error("--sliding-window and --reference-rows must not be negative")
+    if (args.sliding_window or 0) < 0 or args.reference_rows < 0 or (args.layer or 0) < 0:
+        a.error("--sliding-window, --reference-rows and --layer must not be negative")
     return args
 
 
@@ -115,9 +147,34 @@ def namespace_name(args):
     return name
 
 
+def summary(cfg, ck, args):
+    """The one line said on success."""
+    c = cfg
+    dims = (f"d_model {c['d_model']}, heads {c['heads']}, kv_heads {c['kv_heads']}, d_k {c['d_k']}"
+            + (f", kdim {c['kdim']}, vdim {c['vdim']}" if (c['kdim'], c['vdim']) != (c['d_model'],) * 2
+               else ""))
+    pos = c["position"]
+    if pos == "rope":
+        pos += (f" ({c['rope_pairing']} pairing, {c['rope_dims']} of {c['d_k']} dims, "
+                f"base {c['rope_base']:g})")
+    elif pos == "xpos":
+        pos += f" (scale base {c['xpos_scale_base']:g})"
+    if c["sliding_window"]:
+        pos += f", sliding window {c['sliding_window']}"
+    norm = "none" if c["norm"] == "none" else \
+        f"{c['norm']} {c['norm_kind']} eps {c['norm_eps']:g}"
+    told = (f"; from {c['config_file']}: {', '.join(c['from_config'])}" if c["config_file"]
+            and c["from_config"] else (f"; {c['config_file']} gave nothing" if c["config_file"]
+                                       else ""))
+    causal = "; causal: pass masks.causal = true" if c["causal"] else ""
+    wrote = " and ".join(f for f in (args.header, args.blob) if f)
+    return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "
+            f"{pos}; norm {norm}{causal}{told}; wrote {wrote}")
+
+
 def main(argv):
     args = parse_args(argv)
-    ck = Checkpoint(args.checkpoint)
+    ck = Checkpoint(args.checkpoint, args.allow_pickle, args.config)
     cfg, tensors = build_layer(ck, args)
     name = namespace_name(args)
     ref = None
@@ -135,6 +192,7 @@ def main(argv):
         source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
         pathlib.Path(args.header).write_text(
             header_text(cfg, tensors, name, args.section, ref, source))
+    print(summary(cfg, ck, args))
     return 0
 
 

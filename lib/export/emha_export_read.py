@@ -5,6 +5,8 @@ The checkpoint's tensors (Checkpoint), the naming families, the layer's dims and
 and build_layer: the layer's Config values and tensors under emha's names. Every inconsistency is an
 ExportError (fail) naming the tensor and both shapes; emha_export.py prints it and exits with 1.
 """
+from collections.abc import Mapping
+
 import torch
 
 HEADS_ATTRS = ("num_heads", "heads", "n_heads", "num_attention_heads")
@@ -34,18 +36,21 @@ class Checkpoint:
     """The checkpoint's tensors by name (float32, detached), the module if it was one, and which
     names the export has used (the rest under the prefix is an error: nothing is ignored)."""
 
-    def __init__(self, path):
-        obj = torch.load(path, map_location="cpu")
+    def __init__(self, path, allow_pickle=False, config_path=None):
+        from emha_export_hf import load_checkpoint  # noqa: E402 (it imports fail from here)
+        obj, self.config, self.config_path, self.file = load_checkpoint(path, allow_pickle,
+                                                                       config_path)
         self.module = obj if isinstance(obj, torch.nn.Module) else None
         if self.module is not None:
             state = self.module.state_dict()
         elif isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):
             state = obj["state_dict"]
-        elif isinstance(obj, dict):
+        elif isinstance(obj, (dict, Mapping)):
             state = obj
         else:
             fail(f"{path}: neither a state_dict nor a module (a {type(obj).__name__})")
-        self.tensors = {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
+        self.tensors = state if not isinstance(state, dict) else \
+            {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
         self.used = set()
 
     def has(self, name):
@@ -163,6 +168,103 @@ def family_linear(ck, p, heads):
                        ["linear_q", "linear_k", "linear_v", "linear_final"])
 
 
+def family_bert(ck, p, heads):  # BERT, RoBERTa, ELECTRA: BertSelfAttention + BertSelfOutput
+    return read_linear(ck, p, ["q", "k", "v", "o"],
+                       ["self.query", "self.key", "self.value", "output.dense"])
+
+
+def family_vit(ck, p, heads):  # ViTAttention: ViTSelfAttention + ViTSelfOutput (no norm)
+    return read_linear(ck, p, ["q", "k", "v", "o"],
+                       ["attention.query", "attention.key", "attention.value", "output.dense"])
+
+
+def family_distilbert(ck, p, heads):
+    return read_linear(ck, p, ["q", "k", "v", "o"], ["q_lin", "k_lin", "v_lin", "out_lin"])
+
+
+def split_rows(parts, role_names, name, t, sizes, what):
+    """parts[role] <- consecutive row blocks of t (a matrix or a bias vector) of `sizes` rows."""
+    at = 0
+    for role, size in zip(role_names, sizes):
+        parts[role] = (f"{name} {what} {at}..{at + size - 1}", t[at:at + size].contiguous())
+        at += size
+
+
+def family_gpt2(ck, p, heads):
+    """GPT-2's Conv1D: weight [in, out] (y = x W + b), c_attn's output columns q | k | v."""
+    name = join(p, "c_attn.weight")
+    w = ck.get(name, p)
+    if w.dim() != 2 or w.shape[1] != 3 * w.shape[0]:
+        fail(f"{name} has shape {shape_str(w.shape)}, expected [d_model, 3 x d_model] (a Conv1D's "
+             "[in_features, out_features], columns q | k | v)")
+    d = w.shape[0]
+    parts = {}
+    split_rows(parts, "qkv", name + " (Conv1D, transposed)", w.t(), [d] * 3, "columns")
+    bname = join(p, "c_attn.bias")
+    if ck.has(bname):
+        b = ck.get(bname, p)
+        if tuple(b.shape) != (3 * d,):
+            fail(f"{bname} has shape {shape_str(b.shape)}, expected {shape_str((3 * d,))}")
+        split_rows(parts, ["qb", "kb", "vb"], bname, b, [d] * 3, "entries")
+    oname = join(p, "c_proj.weight")
+    o = ck.get(oname, p)
+    if o.dim() != 2:
+        fail(f"{oname} has shape {shape_str(o.shape)}, expected a matrix [in, out]")
+    parts["o"] = (oname + " (Conv1D, transposed)", o.t().contiguous())
+    if ck.has(join(p, "c_proj.bias")):
+        parts["ob"] = (join(p, "c_proj.bias"), ck.get(join(p, "c_proj.bias"), p))
+    return parts
+
+
+def family_neox(ck, p, heads):
+    """GPT-NeoX's query_key_value [3 d_model, d_model]: rows interleaved per head as [H, 3, d_k]."""
+    name = join(p, "query_key_value.weight")
+    w = ck.get(name, p)
+    if w.dim() != 2 or w.shape[0] != 3 * w.shape[1]:
+        fail(f"{name} has shape {shape_str(w.shape)}, expected [3 x d_model, d_model]")
+    d = w.shape[1]
+    if heads is None or heads <= 0 or d % heads:
+        fail(f"--heads {heads} does not divide d_model {d} ({name} has shape {shape_str(w.shape)})")
+    d_k = d // heads
+    parts = {}
+    per_head = w.reshape(heads, 3, d_k, d)
+    for j, role in enumerate("qkv"):
+        parts[role] = (f"{name} rows [head, {j}, :] (per-head interleaved q, k, v)",
+                       per_head[:, j].reshape(d, d).contiguous())
+    bname = join(p, "query_key_value.bias")
+    if ck.has(bname):
+        b = ck.get(bname, p)
+        if tuple(b.shape) != (3 * d,):
+            fail(f"{bname} has shape {shape_str(b.shape)}, expected {shape_str((3 * d,))}")
+        for j, role in enumerate("qkv"):
+            parts[role + "b"] = (f"{bname} [head, {j}, :]", b.reshape(heads, 3, d_k)[:, j].reshape(d))
+    parts.update(read_linear(ck, p, ["o"], ["dense"]))
+    return parts
+
+
+def family_phi3(ck, p, heads):
+    """Phi-3's qkv_proj: rows q [heads d_k] | k [kv_heads d_k] | v [kv_heads d_k]."""
+    name = join(p, "qkv_proj.weight")
+    w = ck.get(name, p)
+    if w.dim() != 2:
+        fail(f"{name} has shape {shape_str(w.shape)}, expected a matrix [out, in]")
+    d = w.shape[1]
+    kv_rows = (w.shape[0] - d) // 2
+    if kv_rows <= 0 or w.shape[0] != d + 2 * kv_rows:
+        fail(f"{name} has shape {shape_str(w.shape)}, expected [d_model + 2 x kv_heads x d_k, "
+             f"d_model] (d_model {d} from its columns)")
+    parts = {}
+    split_rows(parts, "qkv", name, w, [d, kv_rows, kv_rows], "rows")
+    bname = join(p, "qkv_proj.bias")
+    if ck.has(bname):
+        b = ck.get(bname, p)
+        if tuple(b.shape) != (w.shape[0],):
+            fail(f"{bname} has shape {shape_str(b.shape)}, expected {shape_str((w.shape[0],))}")
+        split_rows(parts, ["qb", "kb", "vb"], bname, b, [d, kv_rows, kv_rows], "entries")
+    parts.update(read_linear(ck, p, ["o"], ["o_proj"]))
+    return parts
+
+
 PER_HEAD_LISTS = (("q_heads", "k_heads", "v_heads"), ("Wq", "Wk", "Wv"))
 
 
@@ -211,7 +313,17 @@ FAMILIES = {
     "labml": (("query.linear.weight",), family_labml),
     "linear": (("linear_q.weight",), family_linear),
     "per_head": (("q_heads.0.weight", "Wq.0.weight"), None),
+    "bert": (("self.query.weight",), family_bert),
+    "vit": (("attention.query.weight",), family_vit),
+    "distilbert": (("q_lin.weight",), family_distilbert),
+    "gpt2": (("c_attn.weight",), family_gpt2),
+    "neox": (("query_key_value.weight",), family_neox),
+    "phi3": (("qkv_proj.weight",), family_phi3),
 }
+# Buffers of older checkpoints under the prefix that the export does not need (GPT-2's and
+# GPT-NeoX's causal-mask "bias" and "masked_bias"; rotary inv_freq; xPos's scale; BatchNorm's count)
+IGNORED = {"gpt2": ("bias", "masked_bias"), "neox": ("bias", "masked_bias")}
+IGNORED_SUFFIXES = ("inv_freq", "xpos.scale", "num_batches_tracked")
 
 
 def detect_family(ck, p, family):
@@ -240,6 +352,10 @@ def layer_dims(parts, heads, kv_flag):
         if t.dim() != 2:
             fail(f"{name} has shape {shape_str(t.shape)}, expected a matrix [out, in]")
     d = parts["q"][1].shape[1]
+    rows = parts["q"][1].shape[0]
+    if rows != d and heads and heads > 0 and rows % heads == 0:
+        fail(f"{parts['q'][0]} has shape {shape_str(parts['q'][1].shape)}: head_dim {rows // heads} "
+             f"with d_model {d} / {heads} heads: emha needs head_dim = d_model / heads")
     expect(parts["q"], (d, d), f"d_model {d} rows and columns: a Linear's [out_features, in_features]")
     if heads <= 0 or d % heads:
         fail(f"--heads {heads} does not divide d_model {d} ({parts['q'][0]} has shape "
@@ -286,7 +402,8 @@ def default_norm(ck, args, family, p):
         norm = placement
         if norm in ("pre", "post") and prefix is None:
             prefix = join(parent, "norm1")
-    own = {"linear": ("post", "layer_norm"), "proj": ("sub", "inner_attn_ln")}.get(family)
+    own = {"linear": ("post", "layer_norm"), "proj": ("sub", "inner_attn_ln"),
+           "bert": ("post", "output.LayerNorm")}.get(family)
     if own and ck.has(join(p, own[1] + ".weight")):
         if norm is None:
             norm = own[0]
@@ -299,9 +416,9 @@ def default_norm(ck, args, family, p):
     return norm, prefix
 
 
-def read_norm(ck, args, d, norm, prefix):
+def read_norm(ck, args, d, norm, prefix, eps):
     """(kind, eps, affine, weight entry, bias entry) of the norm at `prefix`."""
-    kind, eps = args.norm_kind, args.norm_eps
+    kind = args.norm_kind
     module = ck.submodule(prefix)
     if module is not None:
         is_ln = isinstance(module, torch.nn.LayerNorm)
@@ -340,10 +457,36 @@ def read_norm(ck, args, d, norm, prefix):
 # --------------------------------------------------------------------------------------------------
 # The layer: everything the Config and the blob say
 
+def refuse_by_tensors(ck, p):
+    """Layers emha cannot express, recognized by their tensors, refused by name."""
+    names = ck.under(p)
+    if any(n.endswith(("q_norm.weight", "k_norm.weight")) for n in names):
+        fail(f"{p}: QK-norm (q_norm/k_norm) is not supported (an RMSNorm on Q and K before RoPE; "
+             f"{', '.join(n for n in names if 'q_norm' in n or 'k_norm' in n)})")
+    if any("relative_attention_bias" in n for n in names) or (
+            ck.has(join(p, "q.weight")) and ck.has(join(p, "o.weight"))):
+        fail(f"{p}: T5 attention (q/k/v/o, relative_attention_bias) is not supported: its bucketed "
+             "relative position bias and unscaled scores (no 1/sqrt(d_k)) have no emha Config "
+             "member")
+
+
 def build_layer(ck, args):
+    from emha_export_hf import HfConfig, layer_prefix  # noqa: E402 (it imports fail from here)
+    if args.layer is not None:
+        if args.prefix:
+            fail(f"--layer {args.layer} and --prefix {args.prefix}: give one of them")
+        args.prefix = layer_prefix(list(ck.tensors), args.layer)
     p = args.prefix
+    hf = HfConfig(ck.config, ck.config_path, p, args.layer)
+    hf.refuse_unsupported()
+    refuse_by_tensors(ck, p)
     module = ck.submodule(p)
     heads, kv_flag = args.heads, args.kv_heads
+    where = hf.where
+    key, value = hf.heads()
+    heads = agree(heads, value, ("--heads", f"{where} {key}"))
+    key, value = hf.kv_heads()
+    kv_flag = agree(kv_flag, value, ("--kv-heads", f"{where} {key}"))
     if module is not None:
         attr, value = int_attr(module, HEADS_ATTRS)
         heads = agree(heads, value, ("--heads", join(p, attr or "num_heads")))
@@ -352,16 +495,58 @@ def build_layer(ck, args):
     if heads is None:
         fail("--heads is required: a state_dict does not say how many heads it has")
     family = detect_family(ck, p, args.family)
-    if family != "proj" and kv_flag is None:
-        kv_flag = heads  # GQA is read from k_proj's rows only: the other families have none
+    if family not in ("proj", "phi3") and kv_flag is None:
+        kv_flag = heads  # GQA is read from K's rows only: the other families have none
     parts = (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
              else FAMILIES[family][1](ck, p, heads))
+    _, hidden = hf.get("hidden_size", "n_embd", "dim", "d_model")
+    if isinstance(hidden, int):
+        hf.check_head_dim(hidden, heads)
     d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag)
+    if isinstance(hidden, int) and hidden != d:
+        fail(f"{parts['q'][0]} has d_model {d} columns, but {where} says hidden size {hidden}")
     if isinstance(module, torch.nn.MultiheadAttention):
         for attr, value in (("kdim", kdim), ("vdim", vdim)):
             if getattr(module, attr) != value:
                 fail(f"{join(p, attr)} = {getattr(module, attr)} disagrees with the K/V weights' "
                      f"{value} columns")
+
+    if hf.present:
+        implied = "rope" if hf.uses_rope(family) else "none"
+        args.position = agree(args.position, implied, ("--position", f"{where} model_type "
+                                                       f"{hf.model_type} ({implied})"))
+        if implied == "rope":
+            args.rope_pairing = agree(args.rope_pairing, "half",
+                                      ("--rope-pairing", f"{where} model_type {hf.model_type} "
+                                       "(rotate_half)"))
+            key, base = hf.rope_base()
+            args.rope_base = agree(args.rope_base, float(base) if base is not None else 10000.0,
+                                   ("--rope-base", f"{where} {key or 'rope_theta (default)'}"))
+            key, frac = hf.rotary_fraction()
+            if frac is not None:
+                dims = int(d_k * float(frac))
+                if dims % 2:
+                    fail(f"{where} {key} = {frac}: {dims} rotated dims of d_k {d_k} are odd")
+                args.rope_dims = agree(args.rope_dims or None, dims if dims != d_k else None,
+                                       ("--rope-dims", f"{where} {key} {frac} x d_k {d_k}"))
+        key, window = hf.sliding_window()
+        args.sliding_window = agree(args.sliding_window, window,
+                                    ("--sliding-window", f"{where} {key or 'sliding_window'}"))
+    elif family in ("neox", "phi3") and args.position is None:
+        args.position = "rope"
+    if args.rope_pairing is None:
+        args.rope_pairing = "half"
+    if args.rope_base is None:
+        args.rope_base = 10000.0
+    if args.sliding_window is None:
+        args.sliding_window = 0
+    norm_eps = args.norm_eps
+    if family == "bert":
+        key, value = hf.norm_eps()
+        norm_eps = agree(norm_eps, value, ("--norm-eps", f"{where} {key}"))
+        if norm_eps is None:
+            fail(f"{join(p, 'output.LayerNorm')}: --norm-eps is required without config.json "
+                 "(BERT's layer_norm_eps, 1e-12 in its configs)")
 
     position = args.position
     xpos_module = getattr(module, "xpos", None) if module is not None else None
@@ -388,13 +573,17 @@ def build_layer(ck, args):
             fail("--position xpos has no --sliding-window (torchscale's xPos centres every position)")
 
     norm, norm_prefix = default_norm(ck, args, family, p)
-    norm_kind, norm_eps, norm_affine, nw, nb = "layer_norm", 1e-5, True, None, None
+    norm_kind, norm_affine, nw, nb = "layer_norm", True, None, None
+    if norm == "none":
+        norm_eps = 1e-5
     if norm != "none":
-        norm_kind, norm_eps, norm_affine, nw, nb = read_norm(ck, args, d, norm, norm_prefix)
+        norm_kind, norm_eps, norm_affine, nw, nb = read_norm(ck, args, d, norm, norm_prefix,
+                                                             norm_eps)
 
-    allowed = ("inv_freq", ".xpos.scale", "num_batches_tracked")
+    ignored = {join(p, n) for n in IGNORED.get(family, ())}
     unused = [n for n in ck.under(p) + (ck.under(norm_prefix) if norm_prefix else [])
-              if n not in ck.used and not n.endswith(allowed)]
+              if n not in ck.used and n not in ignored
+              and not any(n == s or n.endswith("." + s) for s in IGNORED_SUFFIXES)]
     if unused:
         fail(f"{unused[0]} (shape {shape_str(ck.tensors[unused[0]].shape)}) is under the prefix but "
              f"not used by this export ({len(unused)} unused: {', '.join(unused[:8])}); a norm "
@@ -438,4 +627,6 @@ def build_layer(ck, args):
         fail(f"--rope-base {cfg['rope_base']} must be positive")
     if position == "xpos" and cfg["xpos_scale_base"] <= 0:
         fail(f"--xpos-scale-base {cfg['xpos_scale_base']} must be positive")
+    cfg.update(prefix=p, from_config=hf.used, config_file=where if hf.present else None,
+               causal=hf.causal(family))
     return cfg, tensors

@@ -23,7 +23,13 @@ attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self
 post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
 o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
 labml (bias=False: V and output biases only, causal), blog (linear_q.. + layer_norm post-LN, the
-(d_k // heads) ** -0.5 scale), per_head (q_heads.i lists).
+(d_k // heads) ** -0.5 scale), per_head (q_heads.i lists); Hugging Face folders (config.json +
+model.safetensors written by hf_checkpoint.py, or pytorch_model.bin), exported with --layer 1 and
+the maxima only, the modules re-implemented in hf_modules.py from transformers' files: hf_bert
+(post-LN inside BertAttention), hf_vit, hf_distilbert (pytorch_model.bin), hf_gpt2 (Conv1D,
+causal), hf_neox (interleaved query_key_value, partial rotary), hf_phi3 (fused qkv_proj, GQA,
+partial rotary, sliding window), hf_mistral (q/k/v/o_proj, GQA, rope_theta, sliding window); each
+also exported with --reference-rows into a temporary folder, whose reference is checked here.
 """
 import pathlib
 import subprocess
@@ -42,6 +48,8 @@ sys.path.insert(0, str(HERE.parent / "attention"))
 from gen_fixtures import array_member  # noqa: E402
 from gen_seed_fixtures import (BlogEncoderAttention, FeatureMHA, LabmlMHA, PerHeadMHA,  # noqa: E402
                                TorchscaleMHA, default_dtype, float64_copy, randomize)
+from hf_checkpoint import write_folder  # noqa: E402
+import hf_modules as hf  # noqa: E402
 from read_blob import read_blob  # noqa: E402
 
 OUT_DIR = HERE / "fixtures"
@@ -115,7 +123,8 @@ class NnMhaKvdim(Case):
 class EncoderLayer(Case):
     # heads and the norm's eps come from the saved module's attributes (no --heads)
     prefix, whole_module = "layers.0.self_attn", True
-    flags = ["--norm", "post", "--norm-prefix", "layers.0.norm1", "--reference-rows", "6"]
+    flags = ["--norm", "post", "--norm-prefix", "layers.0.norm1", "--reference-rows", "6",
+             "--allow-pickle"]
     d_model, seq = 16, 6
 
     def build(self):
@@ -201,30 +210,129 @@ class PerHead(Case):
         return m(q)
 
 
+class HfCase(Case):
+    """A Hugging Face family: layers 0 and 1 of the family's attention (re-implemented from the
+    transformers file named in hf_modules.py) under its real names, with config.json, as the Hub
+    ships them (model.safetensors unless fmt says pytorch_model.bin); exported with --layer 1 and
+    the maxima only. `extra` adds tensors outside the attention (norms of the block)."""
+    layer, fmt, seq, flags = 1, "safetensors", 6, []
+
+    def build(self):
+        self.other = randomize(self.make())  # layer 0: only in the checkpoint
+        return self.make()
+
+    def run(self, m, q, k, v):
+        return m(q)
+
+    def checkpoint(self, tmp):
+        state = {}
+        for i, m in ((0, self.other), (self.layer, self.module)):
+            state.update({f"{self.path.format(i)}.{k}": t for k, t in m.state_dict().items()})
+        state.update(self.extra())
+        return write_folder(tmp / self.name, self.config, state, self.fmt)
+
+    def extra(self):
+        return {}
+
+
+class HfBert(HfCase):  # BertAttention: post-LN with the residual (BertSelfOutput)
+    path, d_model = "bert.encoder.layer.{}.attention", 32
+    config = dict(model_type="bert", hidden_size=32, num_attention_heads=4, layer_norm_eps=1e-12,
+                  position_embedding_type="absolute", num_hidden_layers=2)
+
+    def make(self):
+        return hf.BertAttention(32, 4, 1e-12)
+
+
+class HfVit(HfCase):  # the norms are outside the attention (layernorm_before in the layer)
+    path, d_model = "vit.encoder.layer.{}.attention", 32
+    config = dict(model_type="vit", hidden_size=32, num_attention_heads=2, layer_norm_eps=1e-12,
+                  qkv_bias=True)
+
+    def make(self):
+        return hf.ViTAttention(32, 2)
+
+    def extra(self):
+        return {f"vit.encoder.layer.1.layernorm_before.{k}": torch.rand(32) for k in ("weight", "bias")}
+
+
+class HfDistilbert(HfCase):  # pytorch_model.bin
+    path, d_model, fmt = "distilbert.transformer.layer.{}.attention", 16, "bin"
+    config = dict(model_type="distilbert", dim=16, n_heads=2, n_layers=2, hidden_dim=32)
+
+    def make(self):
+        return hf.DistilBertAttention(16, 2)
+
+
+class HfGpt2(HfCase):  # Conv1D [in, out], c_attn columns q | k | v; the Hub's names have no prefix
+    path, d_model, causal = "h.{}.attn", 32, True
+    config = dict(model_type="gpt2", n_embd=32, n_head=4, n_layer=2, n_positions=16,
+                  layer_norm_epsilon=1e-5, scale_attn_weights=True)
+
+    def make(self):
+        return hf.GPT2Attention(32, 4, 16)
+
+
+class HfNeox(HfCase):  # query_key_value rows [H, 3, d_k]; rotary on the first rotary_pct of d_k
+    path, d_model, causal = "gpt_neox.layers.{}.attention", 32, True
+    config = dict(model_type="gpt_neox", hidden_size=32, num_attention_heads=4, rotary_pct=0.5,
+                  rotary_emb_base=10000, max_position_embeddings=16, use_parallel_residual=True,
+                  layer_norm_eps=1e-5)
+
+    def make(self):
+        return hf.GPTNeoXAttention(32, 4, 0.5, 10000, 16)
+
+
+class HfPhi3(HfCase):  # qkv_proj rows q | k | v, GQA, partial rotary, sliding window
+    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 7
+    config = dict(model_type="phi3", hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                  rope_theta=10000.0, partial_rotary_factor=0.5, sliding_window=4,
+                  rope_scaling=None, rms_norm_eps=1e-5, max_position_embeddings=64)
+
+    def make(self):
+        return hf.Phi3Attention(32, 4, 2, 0.5, 10000.0, 4)
+
+
+class HfMistral(HfCase):  # q/k/v/o_proj, GQA, rope_theta and sliding_window from config.json
+    path, d_model, causal, seq = "model.layers.{}.self_attn", 24, True, 8
+    config = dict(model_type="mistral", hidden_size=24, num_attention_heads=4,
+                  num_key_value_heads=2, rope_theta=1000000.0, sliding_window=5, rms_norm_eps=1e-5)
+
+    def make(self):
+        return hf.LlamaAttention(24, 4, 2, 1000000.0, 5)
+
+
 CASES = [("nn_mha", NnMha), ("nn_mha_kvdim", NnMhaKvdim), ("encoder_layer", EncoderLayer),
          ("torchscale", Torchscale), ("hf_gqa", HfGqa), ("labml", Labml), ("blog", Blog),
-         ("per_head", PerHead)]
+         ("per_head", PerHead), ("hf_bert", HfBert), ("hf_vit", HfVit),
+         ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2), ("hf_neox", HfNeox),
+         ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral)]
+HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 
-def export(case, tmp):
+def export(case, tmp, out="fixtures", extra=()):
     """Runs the exporter on the saved checkpoint as a user would; returns the command line."""
-    checkpoint = tmp / f"{case.name}.pt"
-    torch.save(case.saved(), checkpoint)
-    cmd = ["/usr/bin/python3", "../../lib/export/emha_export.py", str(checkpoint), "--prefix",
-           case.prefix, *case.flags, "--max-batch", str(BATCH), "--max-seq-q", str(case.seq),
-           "--name", f"export_fixtures::{case.name}", "--header", f"fixtures/{case.name}.hpp",
-           "--blob", f"fixtures/{case.name}.bin"]
+    if isinstance(case, HfCase):
+        source, where = [str(case.checkpoint(tmp)), "--layer", str(case.layer)], []
+    else:
+        checkpoint = tmp / f"{case.name}.pt"
+        torch.save(case.saved(), checkpoint)
+        source, where = [str(checkpoint), "--prefix", case.prefix], case.flags
+    cmd = ["/usr/bin/python3", "../../lib/export/emha_export.py", *source, *where, *extra,
+           "--max-batch", str(BATCH), "--max-seq-q", str(case.seq),
+           "--name", f"export_fixtures::{case.name}", "--header", f"{out}/{case.name}.hpp",
+           "--blob", f"{out}/{case.name}.bin"]
     if "--max-seq-kv" not in case.flags:
         cmd += ["--max-seq-kv", str(case.seq)]
     done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"{case.name}: the exporter failed ({done.returncode}): {done.stderr.strip()}")
-    return cmd
+    return done.stdout.strip()
 
 
-def check_reference(case):
+def check_reference(case, blob=None):
     """The blob's reference output against the real module's float64 output; max |difference|."""
-    header, tensors = read_blob((OUT_DIR / f"{case.name}.bin").read_bytes())
+    header, tensors = read_blob((blob or OUT_DIR / f"{case.name}.bin").read_bytes())
     if 16 not in tensors:
         return None
     x = torch.from_numpy(tensors[16].copy()).double()[None]
@@ -240,26 +348,29 @@ def expected_header(case, arrays):
     b = lambda v: "true" if v else "false"  # noqa: E731
     self_attention = case.kdim is None
     seq_kv = case.seq_kv or case.seq
+    has_reference = "--reference-rows" in case.flags
+    how = (f"a Hugging Face folder ({case.fmt}), exported with: --layer {case.layer}"
+           if isinstance(case, HfCase) else
+           f"{'a whole module' if case.whole_module else 'a state_dict'}, exported with: "
+           f"{' '.join(case.flags)}")
     lines = [
         f"// Generated by tests/export/gen_roundtrip.py (torch {torch.__version__}). Do not edit.",
         "#pragma once", "#include <cstddef>", "", f'#include "{case.name}.hpp"', "",
         f"namespace export_fixtures::{case.name} {{",
-        f"// {type(case.module).__name__} saved as "
-        f"{'a whole module' if case.whole_module else 'a state_dict'}, exported with: "
-        f"{' '.join(case.flags)}",
+        f"// {type(case.module).__name__} saved as {how}",
         "struct expected {",
         f'  static constexpr const char* name = "{case.name}";',
         f'  static constexpr const char* blob = "{case.name}.bin";  // beside this header',
         "  // The exported header's members, for a test templated on this struct.",
         "  using config = Config;",
         "  static emha::MhaWeights header_weights() noexcept { return weights(); }",
-        f"  static constexpr bool has_reference = {b(self_attention)};",
+        f"  static constexpr bool has_reference = {b(has_reference)};",
     ] + ([
         "  static constexpr const float* reference_input = ref_input;",
         "  static constexpr const float* reference_output = ref_output;",
         "  static constexpr std::size_t reference_rows = ref_rows;",
         "  static constexpr bool reference_causal = ref_causal;",
-    ] if self_attention else []) + [
+    ] if has_reference else []) + [
         f"  static constexpr std::size_t batch = {BATCH}, seq_q = {case.seq}, seq_kv = {seq_kv};",
         f"  static constexpr bool self_attention = {b(self_attention)};  "
         "// key and value are the query tensor",
@@ -288,8 +399,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, kind in CASES:
             case = kind(name)
-            export(case, pathlib.Path(tmp))
+            said = export(case, pathlib.Path(tmp))
             ref_err = check_reference(case)
+            if isinstance(case, HfCase):  # the exporter's float64 reference vs the module's
+                ref_flags = ["--reference-rows", str(HF_REFERENCE_ROWS)] + \
+                    (["--reference-causal"] if case.causal else [])
+                export(case, pathlib.Path(tmp), tmp, ref_flags)
+                ref_err = check_reference(case, pathlib.Path(tmp) / f"{name}.bin")
+                print(f"  {said}")
             g = torch.Generator().manual_seed(zlib.crc32(name.encode()) + 1)
             q = torch.randn(BATCH, case.seq, case.d_model, generator=g)
             k = v = q

@@ -1,0 +1,258 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch re-implementations of Hugging Face transformers' attention layers (the `transformers`
+package is not a dependency), written from the published modeling code's math, in its order, with
+its parameter names: each module's state_dict is the checkpoint's, under the layer's prefix.
+Eager attention, inference (no dropout); x [B, S, E] -> [B, S, E]. The files followed (in
+huggingface/transformers, src/transformers/models/; the commits are the ones
+../../../shared/PRIOR-ART-HF.md read):
+  BertAttention      bert/modeling_bert.py @004ad5f5 (BertSelfAttention + BertSelfOutput)
+  ViTAttention       vit/modeling_vit.py @005db820 (ViTSelfAttention + ViTSelfOutput)
+  DistilBertAttention distilbert/modeling_distilbert.py @00b326f4 (MultiHeadSelfAttention)
+  GPT2Attention      gpt2/modeling_gpt2.py @0010f602 (+ pytorch_utils.Conv1D)
+  GPTNeoXAttention   gpt_neox/modeling_gpt_neox.py @006bd23d
+  Phi3Attention      phi3/modular_phi3.py @2b6c089d (+ llama's eager_attention_forward, repeat_kv,
+                     rotate_half, apply_rotary_pos_emb; masking_utils' sliding window)
+  LlamaAttention     llama/modeling_llama.py @5dd4a635 (Mistral's sliding window as above)
+"""
+import math
+
+import torch
+from torch import nn
+
+
+def finfo_min(t):
+    return torch.finfo(t.dtype).min
+
+
+class Conv1D(nn.Module):
+    """pytorch_utils.Conv1D: weight [nx, nf] ([in, out]), y = x W + b."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.2)
+        self.bias = nn.Parameter(torch.rand(nf) - 0.5)
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+def sub(**children):
+    m = nn.Module()
+    for name, child in children.items():
+        m.add_module(name, child)
+    return m
+
+
+class BertAttention(nn.Module):
+    def __init__(self, hidden, heads, eps):
+        super().__init__()
+        self.heads, self.hd = heads, hidden // heads
+        self.add_module("self", sub(query=nn.Linear(hidden, hidden), key=nn.Linear(hidden, hidden),
+                                    value=nn.Linear(hidden, hidden)))
+        self.output = sub(dense=nn.Linear(hidden, hidden), LayerNorm=nn.LayerNorm(hidden, eps=eps))
+
+    def transpose_for_scores(self, x):
+        return x.view(x.size()[:-1] + (self.heads, self.hd)).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states):
+        s = self._modules["self"]
+        q = self.transpose_for_scores(s.query(hidden_states))
+        k = self.transpose_for_scores(s.key(hidden_states))
+        v = self.transpose_for_scores(s.value(hidden_states))
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / math.sqrt(self.hd)
+        probs = nn.functional.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(ctx.size()[:-2] + (self.heads * self.hd,))
+        return self.output.LayerNorm(self.output.dense(ctx) + hidden_states)  # BertSelfOutput
+
+
+class ViTAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads, self.hd = heads, hidden // heads
+        self.attention = sub(query=nn.Linear(hidden, hidden), key=nn.Linear(hidden, hidden),
+                             value=nn.Linear(hidden, hidden))
+        self.output = sub(dense=nn.Linear(hidden, hidden))
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        split = lambda t: t.view(B, S, self.heads, self.hd).transpose(1, 2)  # noqa: E731
+        a = self.attention
+        q, k, v = split(a.query(x)), split(a.key(x)), split(a.value(x))
+        w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5  # eager_attention_forward
+        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype) if q.dtype == \
+            torch.float32 else nn.functional.softmax(w, dim=-1)
+        ctx = torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1)
+        return self.output.dense(ctx)  # ViTSelfOutput: no residual, no norm
+
+
+class DistilBertAttention(nn.Module):
+    def __init__(self, dim, n_heads):
+        super().__init__()
+        self.n_heads, self.dim = n_heads, dim
+        self.q_lin, self.k_lin = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.v_lin, self.out_lin = nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def forward(self, x):
+        bs = x.size(0)
+        dim_per_head = self.dim // self.n_heads
+        shape = lambda t: t.view(bs, -1, self.n_heads, dim_per_head).transpose(1, 2)  # noqa: E731
+        q, k, v = shape(self.q_lin(x)), shape(self.k_lin(x)), shape(self.v_lin(x))
+        q = q / math.sqrt(dim_per_head)  # before the matmul
+        scores = torch.matmul(q, k.transpose(2, 3))
+        weights = nn.functional.softmax(scores, dim=-1)
+        ctx = torch.matmul(weights, v).transpose(1, 2).contiguous().view(bs, -1, self.n_heads *
+                                                                         dim_per_head)
+        return self.out_lin(ctx)
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, n_embd, n_head, n_positions):
+        super().__init__()
+        self.embed_dim, self.num_heads, self.head_dim = n_embd, n_head, n_embd // n_head
+        self.register_buffer("bias", torch.tril(torch.ones(n_positions, n_positions)).view(
+            1, 1, n_positions, n_positions))  # older checkpoints carry it (float, as saved)
+        self.register_buffer("masked_bias", torch.tensor(-1e4))
+        self.c_attn = Conv1D(3 * n_embd, n_embd)
+        self.c_proj = Conv1D(n_embd, n_embd)
+
+    def _split_heads(self, t):
+        return t.view(t.size()[:-1] + (self.num_heads, self.head_dim)).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states):
+        query, key, value = self.c_attn(hidden_states).split(self.embed_dim, dim=2)
+        query, key, value = map(self._split_heads, (query, key, value))
+        w = torch.matmul(query, key.transpose(-1, -2))
+        w = w / torch.full([], value.size(-1) ** 0.5, dtype=w.dtype)  # scale_attn_weights
+        q_len, k_len = query.size(-2), key.size(-2)
+        causal = self.bias[:, :, k_len - q_len:k_len, :k_len].bool()
+        w = torch.where(causal, w, torch.full([], finfo_min(w), dtype=w.dtype))
+        w = nn.functional.softmax(w, dim=-1).type(value.dtype)
+        out = torch.matmul(w, value).permute(0, 2, 1, 3).contiguous()
+        out = out.view(out.size()[:-2] + (self.embed_dim,))
+        return self.c_proj(out)
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope_cos_sin(dim, base, seq, dtype):
+    """inv_freq in float32 as HF's buffer; pos * inv_freq in float32; cos/sin cast to dtype."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    freqs = torch.arange(seq).float()[:, None] * inv_freq[None]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def apply_partial_rope(q, k, cos, sin):
+    rot = cos.shape[-1]
+    q_rot, q_pass = q[..., :rot], q[..., rot:]
+    k_rot, k_pass = k[..., :rot], k[..., rot:]
+    q_embed = torch.cat([q_rot * cos + rotate_half(q_rot) * sin, q_pass], dim=-1)
+    k_embed = torch.cat([k_rot * cos + rotate_half(k_rot) * sin, k_pass], dim=-1)
+    return q_embed, k_embed
+
+
+class GPTNeoXAttention(nn.Module):
+    def __init__(self, hidden, heads, rotary_pct, base, max_pos):
+        super().__init__()
+        self.heads, self.hd = heads, hidden // heads
+        self.rotary_ndims = int(self.hd * rotary_pct)
+        self.base = base
+        self.register_buffer("bias", torch.tril(torch.ones(max_pos, max_pos, dtype=torch.bool))
+                             .view(1, 1, max_pos, max_pos))
+        self.register_buffer("masked_bias", torch.tensor(-1e9))
+        self.rotary_emb = nn.Module()
+        self.rotary_emb.register_buffer("inv_freq", 1.0 / (base ** (
+            torch.arange(0, self.rotary_ndims, 2).float() / self.rotary_ndims)))
+        self.query_key_value = nn.Linear(hidden, 3 * hidden)
+        self.dense = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        B, S, E = x.shape
+        qkv = self.query_key_value(x)
+        qkv = qkv.view(B, S, self.heads, 3 * self.hd)  # per head: q | k | v
+        q = qkv[..., : self.hd].permute(0, 2, 1, 3)
+        k = qkv[..., self.hd: 2 * self.hd].permute(0, 2, 1, 3)
+        v = qkv[..., 2 * self.hd:].permute(0, 2, 1, 3)
+        cos, sin = rope_cos_sin(self.rotary_ndims, self.base, S, x.dtype)
+        q, k = apply_partial_rope(q, k, cos, sin)
+        norm_factor = math.sqrt(self.hd)
+        scores = torch.zeros(B * self.heads, S, S, dtype=q.dtype)
+        scores = torch.baddbmm(scores, q.reshape(-1, S, self.hd),
+                               k.reshape(-1, S, self.hd).transpose(1, 2), beta=1.0,
+                               alpha=1.0 / norm_factor).view(B, self.heads, S, S)
+        causal = self.bias[:, :, :S, :S]
+        scores = torch.where(causal, scores, torch.tensor(finfo_min(scores), dtype=scores.dtype))
+        w = nn.functional.softmax(scores, dim=-1).to(v.dtype)
+        out = torch.matmul(w, v).permute(0, 2, 1, 3).reshape(B, S, E)
+        return self.dense(out)
+
+
+def eager_attention(q, k, v, heads, kv_heads, window):
+    """llama's eager_attention_forward with repeat_kv and masking_utils' causal (+ sliding
+    window: kv_idx > q_idx - window) mask, finfo.min-filled."""
+    B, _, S, hd = q.shape
+    n_rep = heads // kv_heads
+    k = k[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
+    v = v[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
+    w = torch.matmul(q, k.transpose(2, 3)) * hd ** -0.5
+    qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
+    keep = ki <= qi
+    if window:
+        keep &= ki > qi - window
+    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
+                                                                          dtype=w.dtype))
+    w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
+                              torch.float64).to(q.dtype)
+    return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
+
+
+class Phi3Attention(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, partial_rotary_factor, rope_theta, window):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
+        self.rot = int(self.hd * partial_rotary_factor)
+        self.theta, self.window = rope_theta, window
+        op_size = heads * self.hd + 2 * (kv_heads * self.hd)
+        self.o_proj = nn.Linear(heads * self.hd, hidden, bias=False)
+        self.qkv_proj = nn.Linear(hidden, op_size, bias=False)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        qkv = self.qkv_proj(x)
+        query_pos = self.heads * self.hd
+        q = qkv[..., :query_pos]
+        k = qkv[..., query_pos: query_pos + self.kv_heads * self.hd]
+        v = qkv[..., query_pos + self.kv_heads * self.hd:]
+        q = q.view(B, S, -1, self.hd).transpose(1, 2)
+        k = k.view(B, S, -1, self.hd).transpose(1, 2)
+        v = v.view(B, S, -1, self.hd).transpose(1, 2)
+        cos, sin = rope_cos_sin(self.rot, self.theta, S, x.dtype)
+        q, k = apply_partial_rope(q, k, cos, sin)
+        return self.o_proj(eager_attention(q, k, v, self.heads, self.kv_heads, self.window))
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, rope_theta, window, bias=False):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
+        self.theta, self.window = rope_theta, window
+        self.q_proj = nn.Linear(hidden, heads * self.hd, bias=bias)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.hd, bias=bias)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.hd, bias=bias)
+        self.o_proj = nn.Linear(heads * self.hd, hidden, bias=False)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        shape = lambda t: t.view(B, S, -1, self.hd).transpose(1, 2)  # noqa: E731
+        q, k, v = shape(self.q_proj(x)), shape(self.k_proj(x)), shape(self.v_proj(x))
+        cos, sin = rope_cos_sin(self.hd, self.theta, S, x.dtype)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        return self.o_proj(eager_attention(q, k, v, self.heads, self.kv_heads, self.window))
