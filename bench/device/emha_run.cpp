@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// emha-run: the on-device benchmark of a user's own exported layer (issue #18), for Linux boards
+// emha-run: the on-device benchmark of a user's own exported layer, for Linux boards
 // (Raspberry Pi) and the host. Compiled against the header lib/export/emha_export.py wrote (its
 // Config: sizes are compile-time constants), it loads the blob the exporter wrote beside it,
 // checks the blob against that Config, checks forward() against the reference output embedded
 // by the exporter (PyTorch float64), then times forward() on random inputs and, for
 // self-attention, decode steps through a KvCache:
-//   emha-run MODEL.bin [--seq S] [--decode T] [--reps R]
-// Prints latency (median, p90 over R calls), GFLOP/s and the arena and cache bytes. Exit status:
-// 0 ok, 1 the reference check failed, 2 a bad blob or call (its status is printed).
+//   emha-run MODEL.bin [--seq S] [--decode T] [--reps R]      (--help says what each is)
+// Prints latency (median, p90 over R calls), GFLOP/s and the arena and cache bytes; on an ARM
+// build running under an emulator (qemu-user on an x86-64 host) the timings say so. Exit status:
+// 0 ok, 1 the reference check failed, 2 a bad blob or call (its status is printed; for a blob of
+// another Config, the first field that differs).
 // Build (bench/device/emha_run.cmake): cmake -DEMHA_RUN_MODEL=model.hpp -DEMHA_RUN_NAME=model.
 
 #include <algorithm>
@@ -18,8 +20,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "blob_fields.hpp"
 #include "emha/emha.hpp"
 #include "run_checks.hpp"
 #include EMHA_RUN_HEADER
@@ -34,12 +38,27 @@ constexpr bool self_attention = Config::kdim == D && Config::vdim == D;
 struct Args {
   const char* blob = nullptr;
   std::size_t seq = Config::max_seq_q, decode = 16, reps = 200;
+  bool help = false;
 };
+
+void usage() {
+  std::printf(
+      "usage: emha-run MODEL.bin [--seq S] [--decode T] [--reps R]\n"
+      "  MODEL.bin   the blob lib/export/emha_export.py wrote with this build's header\n"
+      "  --seq S     tokens per timed forward, 1..%zu (Config::max_seq_q; default %zu)\n"
+      "  --decode T  decode steps timed through a KvCache after the forward (default 16)\n"
+      "  --reps R    timed forward calls (default 200)\n"
+      "Checks the blob against the Config and the exported reference, then times forward().\n",
+      Config::max_seq_q, Config::max_seq_q);
+}
 
 bool parse(int argc, char** argv, Args& a) {
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
-    if (std::strcmp(argv[i], "--seq") == 0 && has_value) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      a.help = true;
+      return true;
+    } else if (std::strcmp(argv[i], "--seq") == 0 && has_value) {
       a.seq = std::strtoul(argv[++i], nullptr, 10);
     } else if (std::strcmp(argv[i], "--decode") == 0 && has_value) {
       a.decode = std::strtoul(argv[++i], nullptr, 10);
@@ -51,7 +70,21 @@ bool parse(int argc, char** argv, Args& a) {
       return false;
     }
   }
-  return a.blob != nullptr && a.seq > 0 && a.seq <= Config::max_seq_q && a.reps > 0;
+  return a.blob != nullptr && a.seq > 0 && a.reps > 0;
+}
+
+// An ARM build running on an x86-64 CPU: qemu-user shows the host's /proc/cpuinfo.
+bool emulated() {
+#if defined(__x86_64__) || defined(__i386__)
+  return false;
+#else
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.find("GenuineIntel") != std::string::npos || line.find("AuthenticAMD") != std::string::npos)
+      return true;
+  return false;
+#endif
 }
 
 // The file's bytes, 64-byte aligned (the loader needs 4; 64 keeps each tensor on a cache line).
@@ -128,8 +161,9 @@ Timing time_calls(std::size_t reps, F&& call) {
   return {us[reps / 2], us[std::min(reps - 1, reps * 9 / 10)]};
 }
 
-// T decode steps (one token each) after a prefill of `prefill` tokens, each step timed.
-int decode_steps(Layer& mha, std::size_t prefill, std::size_t steps) {
+// T decode steps (one token each) after a prefill of `prefill` tokens, each step timed; `note`
+// follows the timings (emulation).
+int decode_steps(Layer& mha, std::size_t prefill, std::size_t steps, const char* note) {
   if constexpr (self_attention) {
     static emha::KvCache<Config> cache;  // static: its bytes are a compile-time constant
     // The prefill leaves room for the steps (at least one token of each).
@@ -148,8 +182,8 @@ int decode_steps(Layer& mha, std::size_t prefill, std::size_t steps) {
         s = mha.forward({1, cache.keys(1), 1, emha::Layout::batch_first}, {xi, D}, {y.data(), D}, cache, o);
     });
     if (failed(s, "decode step")) return 2;
-    std::printf("decode: %zu steps after a %zu-token prefill: median %.1f us, p90 %.1f us; KvCache %zu B\n", steps,
-                prefill, t.median_us, t.p90_us, cache.bytes);
+    std::printf("decode: %zu steps after a %zu-token prefill: median %.1f us, p90 %.1f us%s; KvCache %zu B\n", steps,
+                prefill, t.median_us, t.p90_us, note, cache.bytes);
   }
   return 0;
 }
@@ -159,7 +193,16 @@ int decode_steps(Layer& mha, std::size_t prefill, std::size_t steps) {
 int main(int argc, char** argv) {
   Args a;
   if (!parse(argc, argv, a)) {
-    std::printf("usage: emha-run MODEL.bin [--seq S<=%zu] [--decode T] [--reps R]\n", Config::max_seq_q);
+    usage();
+    return 2;
+  }
+  if (a.help) {
+    usage();
+    return 0;
+  }
+  if (a.seq > Config::max_seq_q) {
+    std::printf("emha-run: --seq %zu is above this build's Config::max_seq_q %zu: export with --max-seq-q %zu "
+                "(or more) and rebuild emha-run with that header\n", a.seq, Config::max_seq_q, a.seq);
     return 2;
   }
   Blob blob;
@@ -169,7 +212,18 @@ int main(int argc, char** argv) {
   }
   emha::MhaWeights w;
   emha::BlobReference ref;
-  if (failed(emha::load_weights<Config>({blob.data, blob.size}, w, &ref), a.blob)) return 2;
+  const emha::Status loaded = emha::load_weights<Config>({blob.data, blob.size}, w, &ref);
+  if (loaded == emha::Status::config_mismatch) {
+    const emha::run::FieldMismatch m = emha::run::first_mismatch<Config>(blob.data);
+    if (m.field)
+      std::printf("emha-run: %s was exported for another Config: %s is %g in the blob, %g in this build's header\n",
+                  a.blob, m.field, m.blob, m.config);
+    else
+      std::printf("emha-run: %s was exported for another Config: a tensor is missing, extra or of another shape\n",
+                  a.blob);
+    return 2;
+  }
+  if (failed(loaded, a.blob)) return 2;
   static Layer mha;  // static: with its arena, too large for a thread's stack
   if (failed(mha.set_weights(w), "set_weights")) return 2;
   std::printf("emha-run: %s, d_model %zu, heads %zu, kv_heads %zu, ISA %s; blob %zu B, arena %zu B, packed weights %zu B\n",
@@ -186,7 +240,9 @@ int main(int argc, char** argv) {
     if (s == emha::Status::ok) s = run(mha, a.seq, s_kv, q.data(), kv.data(), y.data(), ref.causal);
   });
   if (failed(s, "forward")) return 2;
-  std::printf("forward: S_q %zu, S_kv %zu, batch 1: median %.1f us, p90 %.1f us, %.2f GFLOP/s (%zu calls)\n", a.seq,
-              s_kv, t.median_us, t.p90_us, emha::run::forward_flops<Config>(a.seq, s_kv) / t.median_us * 1e-3, a.reps);
-  return decode_steps(mha, a.seq, a.decode);
+  const char* note = emulated() ? " (emulated: qemu-user on an x86-64 host, not the board's time)" : "";
+  std::printf("forward: S_q %zu, S_kv %zu, batch 1: median %.1f us, p90 %.1f us, %.2f GFLOP/s (%zu calls)%s\n", a.seq,
+              s_kv, t.median_us, t.p90_us, emha::run::forward_flops<Config>(a.seq, s_kv) / t.median_us * 1e-3, a.reps,
+              note);
+  return decode_steps(mha, a.seq, a.decode, note);
 }

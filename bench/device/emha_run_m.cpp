@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// emha-run for Cortex-M (issue #18): the layer of an exported header (its Config, its weights as
+// emha-run for Cortex-M: the layer of an exported header (its Config, its weights as
 // const arrays: in flash), checked against the reference the exporter embedded (export with
 // --reference-rows N [--reference-causal]) and timed with the port's cycle counter through the
 // tick-based runner (micro_bench.hpp). No file system, no heap: every buffer is static.
 // Build: bench/device/cortex_m/CMakeLists.txt (-DEMHA_RUN_MODEL=<header>); under qemu-system-arm
-// the check is exact and the timings are meaningless (run it on the board for those).
+// the check is exact and the timings are meaningless (run it on the board for those): qemu has no
+// DWT cycle counter, and the timings then say they come from an emulator's SysTick.
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 
 #include "cortex_m.hpp"
@@ -51,6 +53,9 @@ int main() {
          << (worst <= 1.0 ? "ok" : "FAILED");
   const double flops = emha::run::forward_flops<Config>(rows, rows);
   emha::device_bench::run("forward", flops, call);
+  if (std::strcmp(emha::cortex_m::cycle_counter(), "dwt") != 0)
+    Line() << "timings: " << emha::cortex_m::cycle_counter()
+           << " ticks, no DWT cycle counter (as under qemu-system-arm): emulated, not a board's time";
   mha.~Layer();
   return worst <= 1.0 ? 0 : 1;
 }

@@ -15,4 +15,13 @@ trap 'rm -f "$log"' EXIT
 bash -euo pipefail -c "$script" 2>&1 | tee "$log"
 # Host, Pi (qemu-aarch64) and Cortex-M4 (qemu-system-arm): three reference checks, all ok.
 [ "$(grep -c '^\(1: \)\?reference: .*ok$' "$log")" -eq 3 ] || { echo "readme_flow: a reference check did not pass" >&2; exit 1; }
+# The Pi's timings under qemu-aarch64 say they are emulated; the host's do not.
+grep -q '^forward: .*(emulated' "$log" || { echo "readme_flow: the Pi's timings under qemu are not labelled emulated" >&2; exit 1; }
+[ "$(grep -c '^forward: .*(emulated' "$log")" -eq 1 ] || { echo "readme_flow: a host timing is labelled emulated" >&2; exit 1; }
+# emha-run's answers: --help, a --seq above the Config's maximum, a blob of another Config.
+build/run/emha-run --help | grep -q -- '--seq S' || { echo "readme_flow: emha-run --help" >&2; exit 1; }
+out=$(build/run/emha-run build/model/mha.bin --seq 999) && { echo "readme_flow: --seq 999 accepted" >&2; exit 1; }
+grep -q -- '--max-seq-q 999' <<<"$out" || { echo "readme_flow: --seq 999: $out" >&2; exit 1; }
+out=$(build/run/emha-run tests/export/fixtures/hf_gqa.bin) && { echo "readme_flow: another Config's blob accepted" >&2; exit 1; }
+grep -q 'd_model is 24 in the blob, 64 in' <<<"$out" || { echo "readme_flow: another Config's blob: $out" >&2; exit 1; }
 echo "readme_flow: the README's export commands ran; host, Pi and Cortex-M4 match the exported reference"
