@@ -31,6 +31,14 @@ struct ObjectBytesOf
     : std::integral_constant<std::size_t, (sizeof(M<F, true>) > sizeof(M<F, false>) ? sizeof(M<F, true>)
                                                                                       : sizeof(M<F, false>))> {};
 
+// Floats of a fixture's output [batch, seq_q, d_model] and attention weights ([batch, seq_q,
+// seq_kv], per head unless averaged).
+template <class F>
+struct OutFloats : std::integral_constant<std::size_t, F::batch * F::seq_q * F::d_model> {};
+template <class F>
+struct WeightFloats
+    : std::integral_constant<std::size_t, F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads)> {};
+
 // An output buffer of n floats sits at buf + guard, with `guard` sentinels on each side.
 inline constexpr std::size_t guard = 16;
 inline constexpr float sentinel = -12345.0f;

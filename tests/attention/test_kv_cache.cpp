@@ -61,8 +61,6 @@ struct CacheFloats : std::integral_constant<std::size_t, Cache<F, true>::floats>
 template <class F>
 struct StepFloats : std::integral_constant<std::size_t, F::batch * max_chunk * F::d_model> {};
 template <class F>
-struct OutFloats : std::integral_constant<std::size_t, F::batch * F::seq_q * F::d_model> {};
-template <class F>
 struct MaskBools : std::integral_constant<std::size_t, has_key_padding<F> ? F::batch * F::seq_kv : 0> {};
 template <class F>
 struct TableFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? F::seq_q * F::d_model : 0> {};

@@ -31,10 +31,6 @@ using Fixtures = std::conditional_t<on_firmware, emha::fixtures::small, emha::fi
 template <class F, bool Prepack>
 using Mha = emha::MultiHeadAttention<FixtureConfig<F, Prepack>, emha::ArenaOwnership::caller>;
 
-template <class F>
-constexpr std::size_t out_floats = F::batch * F::seq_q * F::d_model;
-template <class F>
-constexpr std::size_t weight_floats = F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads);
 
 template <template <class> class Size>
 constexpr std::size_t largest = largest_of<Size, Fixtures>;
@@ -43,10 +39,6 @@ template <class F>
 using ArenaBytes = ArenaBytesOf<Mha, F>;
 template <class F>
 using ObjectBytes = ObjectBytesOf<Mha, F>;
-template <class F>
-struct OutFloats : std::integral_constant<std::size_t, out_floats<F>> {};
-template <class F>
-struct WeightFloats : std::integral_constant<std::size_t, weight_floats<F>> {};
 template <class F>
 struct Batch : std::integral_constant<std::size_t, F::batch> {};
 
@@ -74,7 +66,7 @@ void run_parity(bool use_lengths) {
     opt.masks.key_lengths = {g_lengths, F::batch};
   }
   opt.average_attn_weights = F::average_attn_weights;
-  constexpr std::size_t out_n = out_floats<F>, w_n = weight_floats<F>;
+  constexpr std::size_t out_n = OutFloats<F>::value, w_n = WeightFloats<F>::value;
   const auto q = span_of(F::query);
   const auto k = F::self_attention ? q : span_of(F::key);
   const auto v = F::self_attention ? q : span_of(F::value);

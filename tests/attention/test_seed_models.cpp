@@ -43,18 +43,10 @@ using Mha = SeedMha<F, Prepack>;
 
 template <class F>
 constexpr std::size_t in_floats = F::batch * F::seq_q * F::d_model;
-template <class F>
-constexpr std::size_t out_floats = F::batch * F::seq_q * F::d_model;
-template <class F>
-constexpr std::size_t weight_floats = F::batch * F::seq_q * F::seq_kv * (F::average_attn_weights ? 1 : F::heads);
 
 template <template <class> class Size>
 constexpr std::size_t largest = largest_of<Size, Fixtures>;
 
-template <class F>
-struct OutFloats : std::integral_constant<std::size_t, out_floats<F>> {};
-template <class F>
-struct WeightFloats : std::integral_constant<std::size_t, weight_floats<F>> {};
 // Only the fixtures that add the sinusoidal encoding need a RAM copy of their query.
 template <class F>
 struct QueryFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? in_floats<F> : 0> {};
@@ -98,7 +90,7 @@ void run_parity(Path path) {
   const bool unfused = path == Path::unfused;
 
   emha::ForwardOptions opt = seed_options<F>();
-  constexpr std::size_t out_n = out_floats<F>, w_n = weight_floats<F>;
+  constexpr std::size_t out_n = OutFloats<F>::value, w_n = WeightFloats<F>::value;
   fill_guarded(g_out, out_n);
   fill_guarded(g_weights, w_n);
   if (unfused) opt.attn_weights = {g_weights + guard, w_n};
