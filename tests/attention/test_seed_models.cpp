@@ -53,8 +53,7 @@ struct QueryFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? in_
 template <class F>
 struct TableFloats : std::integral_constant<std::size_t, F::add_sinusoidal ? F::seq_q * F::d_model : 0> {};
 
-float g_out[largest<OutFloats> + 2 * guard];
-float g_weights[largest<WeightFloats> + 2 * guard];
+// The guarded outputs are seed_buffers.hpp's g_seed_out and g_seed_attn.
 float g_query[largest<QueryFloats>];  // emb + pe (the blog encoder block's input)
 float g_table[largest<TableFloats>];  // sinusoidal_table_f32 [seq_q x d_model]
 std::size_t g_forward_stack = 0;      // the most stack any forward() here took, painted and measured
@@ -91,14 +90,14 @@ void run_parity(Path path) {
 
   emha::ForwardOptions opt = seed_options<F>();
   constexpr std::size_t out_n = OutFloats<F>::value, w_n = WeightFloats<F>::value;
-  fill_guarded(g_out, out_n);
-  fill_guarded(g_weights, w_n);
-  if (unfused) opt.attn_weights = {g_weights + guard, w_n};
+  fill_guarded(g_seed_out, out_n);
+  fill_guarded(g_seed_attn, w_n);
+  if (unfused) opt.attn_weights = {g_seed_attn + guard, w_n};
 
   const emha::Span<const float> q = seed_query<F>();
   const auto k = F::self_attention ? q : span_of(F::key);
   const auto v = F::self_attention ? q : span_of(F::value);
-  const emha::Span<float> out{g_out + guard, out_n};
+  const emha::Span<float> out{g_seed_out + guard, out_n};
   emha::Status status = q.data ? mha.set_weights(seed_weights<F>()) : emha::Status::invalid_argument;
   // forward() through a trampoline whose stack is measured.
   struct Call {
@@ -122,23 +121,23 @@ void run_parity(Path path) {
   }
 
   const double tol = seed_tolerance<F>();
-  const double out_err = max_scaled_error(g_out + guard, F::out, out_n);
-  const auto e = parity_errors<F>(g_out + guard, out_n);
+  const double out_err = max_scaled_error(g_seed_out + guard, F::out, out_n);
+  const auto e = parity_errors<F>(g_seed_out + guard, out_n);
   EMHA_INFO(F::name << " (" << F::module << "), " << path_names[int(path)]
                     << (Prepack ? ", pre-packed" : ", weights in place") << ": max |emha - f64| " << e.mine
                     << ", max |torch f32 - f64| " << e.theirs << ", max |emha - torch| " << e.vs_torch);
   EMHA_INFO("max |emha - torch| / (1 + |torch|) = " << out_err << ", tolerance " << tol);
   EMHA_CHECK(status == emha::Status::ok);
   EMHA_CHECK(out_err <= tol);
-  EMHA_CHECK(guards_intact(g_out, out_n));
+  EMHA_CHECK(guards_intact(g_seed_out, out_n));
   // Unfused: written (the first entry no longer the sentinel) and within their guards; otherwise
   // not requested, so not written. Compared with torch where the fixture has them.
-  const bool w_written = g_weights[guard] != sentinel;
+  const bool w_written = g_seed_attn[guard] != sentinel;
   EMHA_CHECK(w_written == unfused);
-  EMHA_CHECK(guards_intact(g_weights, w_n));
+  EMHA_CHECK(guards_intact(g_seed_attn, w_n));
   if constexpr (F::need_weights) {
     if (unfused) {
-      const double w_err = max_scaled_error(g_weights + guard, F::attn_weights, w_n);
+      const double w_err = max_scaled_error(g_seed_attn + guard, F::attn_weights, w_n);
       EMHA_INFO("attention weights: max |emha - torch| / (1 + |torch|) = " << w_err);
       EMHA_CHECK(w_err <= seed_weights_tolerance<F>());
     }
