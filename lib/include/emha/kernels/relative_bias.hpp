@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// T5's relative position bias (HF transformers models/t5/modeling_t5.py, T5Attention's
+// T5's relative position bias (Hugging Face transformers' T5Attention, its
 // _relative_position_bucket and compute_bias): the score of query position i and key position j
 // gets table[bucket(j - i)][h], a learned scalar per bucket and head. Buckets: distances below
 // max_exact = nb / 2 have one each; longer ones share logarithmically wider buckets up to
