@@ -46,7 +46,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "attention"))
 from gen_fixtures import array_member  # noqa: E402
-from gen_seed_fixtures import (BlogEncoderAttention, FeatureMHA, LabmlMHA, PerHeadMHA,  # noqa: E402
+from gen_seed_fixtures import (BlogColumnsAttention, FeatureMHA, LabmlMHA, PerHeadMHA,  # noqa: E402
                                TorchscaleMHA, default_dtype, float64_copy, randomize)
 from hf_checkpoint import write_folder  # noqa: E402
 import hf_modules as hf  # noqa: E402
@@ -187,7 +187,7 @@ class Blog(Case):
     d_model, seq = 16, 6
 
     def build(self):
-        m = BlogEncoderAttention(16, 2)
+        m = BlogColumnsAttention(16, 2)  # the conventional head split: what the exporter maps
         self.scale = m.scale  # (d_k // heads) ** -0.5 = 0.5, not d_k ** -0.5
         return m
 
