@@ -284,6 +284,13 @@ def check(name, meta, arrays):
     for k in ("out", "attn_weights", "out_f64"):
         assert np.isfinite(arrays[k]).all(), (name, k)
     assert arrays["out_f64"].dtype == np.float64
+    if meta.get("position") == "relative_bias":  # exact, logarithmic and saturated buckets all met
+        half = meta["buckets"] // 2 if meta["bidirectional"] else meta["buckets"]
+        distances = range(s)  # |key - query| over the sequence
+        assert min(distances) < half // 2 <= meta["max_distance"] <= max(distances), name
+        rel = torch.arange(-(s - 1), s)
+        got = relative_position_bucket(rel, meta["bidirectional"], meta["buckets"], meta["max_distance"])
+        assert int(got.max()) == meta["buckets"] - 1, name  # the last bucket is used
 
 
 def render_case(name, meta, arrays):
