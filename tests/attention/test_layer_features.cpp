@@ -7,12 +7,14 @@
 // query_pre_attn_scalar**-0.5) and T5's relative position bias (encoder and decoder), on the host
 // (every fixture) and the firmware (emha::feature_fixtures::small).
 //   - relative_bucket against HF's _relative_position_bucket run by torch, over the fixtures'
-//     settings and T5's 32 / 128 both ways for relative positions -600 .. 600;
+//     settings, T5's 32 / 128 both ways for relative positions -600 .. 600, and settings where
+//     torch's float32 log and the same formula in double disagree;
 //   - every path: fused (no attention weights), unfused (per-head attention weights out, compared
 //     with torch's) and the scalar reference, weights pre-packed and read in place;
 //   - decoding the causal fixtures through a KvCache (a 3-token prefill, then one token per step:
-//     with kv_heads < heads the GQA decode step), batch F::batch and batch 1, against torch's one
-//     causal forward: the cache holds normalized, rotated keys, T5's bias at absolute positions.
+//     with kv_heads < heads the GQA decode step), batch F::batch (both weight modes) and batch 1
+//     (pre-packed), against torch's one causal forward: the cache holds normalized, rotated keys,
+//     T5's bias at absolute positions.
 //   Asserted: |emha - torch| within the float32 error budget of two implementations
 //   (feature_tolerance). Printed: emha's max error against the float64 truth over torch
 //   float32's own (the parity criterion; not asserted, a one-ULP question near 1).
