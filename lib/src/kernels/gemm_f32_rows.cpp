@@ -3,9 +3,10 @@
 // decode step's attention is one (or a few) query rows against a head's cached keys and values,
 // held with a row stride in the cache: gemm_f32 would pack those K x d_k floats for one row of
 // A, moving every byte twice (the packing was ~40% of a step at 2048 cached positions).
-//   transpose (scores = Q K^T): eight rows of B at a time, each a dot product with the row of A
-//     summed in the lanes (eight independent chains), then reduced; those rows of B stay in L1
-//     while every row of A uses them.
+//   transpose (scores = Q K^T): T = max(8, lanes) rows of B at a time, each a dot product with
+//     the row of A summed in the lanes (T independent chains), then all T reduced at once by a
+//     transpose-add network (reduce_sums) when k is a multiple of the lanes (a head's d_k), else
+//     one by one; those rows of B stay in L1 while every row of A uses them.
 //   none (ctx = P V): blocks of 8 vectors of C per row, each column one FMA chain over k in
 //     order (as gemm_f32's tile sums it), B's rows streamed once per row of A and block.
 
@@ -33,7 +34,7 @@ inline float epilogue(float x, std::size_t j, float c, const GemmOptions& o) noe
 // sum_p a[p] * b[p] over k: the vector part in lanes, the tail added after the reduction.
 template <std::size_t T>
 inline void dots(std::size_t k, const float* a, const float* const (&b)[T], float (&out)[T]) noexcept {
-  static_assert(T <= 8);
+  static_assert(T <= 16);
   vf32 acc[T];
   for (std::size_t t = 0; t < T; ++t) acc[t] = simd::splat(0.0f);
   std::size_t p = 0;
@@ -48,18 +49,38 @@ inline void dots(std::size_t k, const float* a, const float* const (&b)[T], floa
   }
 }
 
+// dots() for k a multiple of the lanes and T a multiple of them: the T sums by reduce_sums, a
+// few shuffles and adds per vector of results instead of a reduction per dot product (which
+// cost as much as the products at d_k = 64).
+template <std::size_t T>
+inline void dots_across(std::size_t k, const float* a, const float* const (&b)[T], float (&out)[T]) noexcept {
+  static_assert(T % lanes == 0);
+  vf32 acc[T];
+  for (std::size_t t = 0; t < T; ++t) acc[t] = simd::splat(0.0f);
+  for (std::size_t p = 0; p < k; p += lanes) {
+    const vf32 av = simd::load(a + p);
+#pragma GCC unroll 16
+    for (std::size_t t = 0; t < T; ++t) acc[t] = simd::fmadd(av, simd::load(b[t] + p), acc[t]);
+  }
+  for (std::size_t g = 0; g < T; g += lanes) simd::store(out + g, reduce_sums(acc + g));
+}
+
 void rows_nt(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
              const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
-  // 8 rows of B: 8 independent chains (4 left the FMA latency exposed: a head's dot is only
-  // d_k / lanes steps long).
-  constexpr std::size_t T = 8;
+  // At least 8 rows of B: 8 independent chains (4 left the FMA latency exposed: a head's dot is
+  // only d_k / lanes steps long); `lanes` of them where that is more, for one reduce_sums.
+  constexpr std::size_t T = lanes > 8 ? lanes : 8;
+  const bool across = k % lanes == 0;
   std::size_t j = 0;
   for (; j + T <= n; j += T) {
     const float* br[T];
     for (std::size_t t = 0; t < T; ++t) br[t] = b + (j + t) * ldb;
     for (std::size_t i = 0; i < m; ++i) {
       float d[T];
-      dots<T>(k, a + i * lda, br, d);
+      if (across)
+        dots_across<T>(k, a + i * lda, br, d);
+      else
+        dots<T>(k, a + i * lda, br, d);
       for (std::size_t t = 0; t < T; ++t) c[i * ldc + j + t] = epilogue(d[t], j + t, c[i * ldc + j + t], o);
     }
   }
