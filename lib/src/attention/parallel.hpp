@@ -28,14 +28,19 @@ struct TaskSlots {
   ArenaRef slot(std::size_t i) const noexcept { return ArenaRef(base + i * bytes, bytes); }
 };
 
-// A stage of fewer FLOPs stays on the caller's thread: waking a worker and moving data between
-// cores costs more than it saves (MHA (S, D, H) = (32, 64, 4) is ~1.2 MFLOP a stage at most).
+// A stage of fewer FLOPs, that also reads fewer bytes, stays on the caller's thread: waking a
+// worker and moving data between cores costs more than it saves (MHA (S, D, H) = (32, 64, 4) is
+// ~1.2 MFLOP a stage at most). Bytes count on their own: a decode step's projections are ~2
+// FLOPs per weight read (a GEMV), its attention ~1 per cached byte, so their time is set by the
+// bytes, which several cores read faster than one (512 KiB is tens of microseconds from memory).
 inline constexpr std::size_t mha_min_parallel_flops = std::size_t(1) << 22;
+inline constexpr std::size_t mha_min_parallel_bytes = std::size_t(1) << 19;
 
-// Tasks a stage of `flops` runs as: one, or one per slot and running worker (never more than
-// there are items).
-inline std::size_t stage_tasks(const TaskSlots& slots, std::size_t items, std::size_t flops) noexcept {
-  if (flops < mha_min_parallel_flops) return 1;
+// Tasks a stage of `flops` that reads `bytes` runs as: one, or one per slot and running worker
+// (never more than there are items).
+inline std::size_t stage_tasks(const TaskSlots& slots, std::size_t items, std::size_t flops,
+                               std::size_t bytes) noexcept {
+  if (flops < mha_min_parallel_flops && bytes < mha_min_parallel_bytes) return 1;
   const std::size_t running = port::workers();
   const std::size_t tasks = slots.count < running ? slots.count : running;
   return tasks < items ? tasks : items;
@@ -101,7 +106,7 @@ struct Product {
 // panels, so the same bits, as one call; two, so that a task on a slower core hands one over).
 template <class K>
 Status run_product(const Product& p, const TaskSlots& slots) noexcept {
-  const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k);
+  const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k, sizeof(float) * (p.m + p.n) * p.k);
   const std::size_t parts = tasks > 1 ? 2 * tasks : 1;
   const std::size_t width = gemm_round_up((p.n + parts - 1) / parts, gemm_max_nr);
   const std::size_t blocks = (p.n + width - 1) / width;

@@ -58,13 +58,14 @@ inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
 // max(kv_heads, tasks)), not `heads` times, and no thread idles. Every row is computed alone
 // (attend_group), so the bits do not depend on the parts or the threads.
 template <class K>
-[[gnu::noinline]] Status attend_groups(const Pass& s, std::size_t b, float scale, std::size_t flops) noexcept {
+[[gnu::noinline]] Status attend_groups(const Pass& s, std::size_t b, float scale, std::size_t flops,
+                                      std::size_t bytes) noexcept {
   const MhaDims& d = s.d;
   const std::size_t group = d.group();
-  const std::size_t want = stage_tasks(s.slots, d.heads, flops);
+  const std::size_t want = stage_tasks(s.slots, d.heads, flops, bytes);
   const std::size_t parts = mha_min(group, (want + d.kv_heads - 1) / d.kv_heads);
   const std::size_t rows = (group + parts - 1) / parts, items = d.kv_heads * ((group + rows - 1) / rows);
-  return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+  return for_items(s.slots, items, stage_tasks(s.slots, items, flops, bytes),
                    [&s, b, scale, group, rows](std::size_t i, ArenaRef& arena) noexcept {
     const std::size_t g = i % s.d.kv_heads, first = i / s.d.kv_heads * rows;
     const std::size_t h0 = g * group + first, n = mha_min(rows, group - first);
@@ -85,12 +86,13 @@ template <class K>
                       : d.scale != 0.0f ? d.scale
                                         : 1.0f / std::sqrt(float(d.d_k()));
   const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * d.q_dim();
+  const std::size_t bytes = sizeof(float) * (2 * s.sh.seq_kv * d.kv_dim() + s.sh.seq_q * d.q_dim());  // K, V, Q
   if (s.o.attn_weights.data == nullptr) {  // fused
     if constexpr (K::stack_groups) {
-      if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K>(s, b, scale, flops);
+      if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K>(s, b, scale, flops, bytes);
     }
     const std::size_t items = d.heads * fused_tiles(s.sh);
-    return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+    return for_items(s.slots, items, stage_tasks(s.slots, items, flops, bytes),
                      [&s, b, scale](std::size_t i, ArenaRef& arena) noexcept {
       // Tile-major: items are taken in order, so the short last tiles of the heads come last,
       // where they fill the gaps of the tasks that finish first.
@@ -103,7 +105,7 @@ template <class K>
     });
   }
   const std::size_t per_item = s.o.average_attn_weights ? d.heads : 1, items = d.heads / per_item;
-  return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
+  return for_items(s.slots, items, stage_tasks(s.slots, items, flops, bytes),
                    [&s, b, scale, per_item](std::size_t i, ArenaRef& arena) noexcept {
     for (std::size_t h = i * per_item; h < (i + 1) * per_item; ++h) {
       ArenaScope scope(arena);
