@@ -7,8 +7,9 @@
 //     the row of A summed in the lanes (T independent chains), then all T reduced at once by a
 //     transpose-add network (reduce_sums) when k is a multiple of the lanes (a head's d_k), else
 //     one by one; those rows of B stay in L1 while every row of A uses them.
-//   none (ctx = P V): blocks of 8 vectors of C per row, each column one FMA chain over k in
-//     order (as gemm_f32's tile sums it), B's rows streamed once per row of A and block.
+//   none (ctx = P V): four rows of A at a time in blocks of 2 vectors of C (B's rows streamed
+//     once per four rows), else blocks of 8 vectors per row; each column one FMA chain over k in
+//     order (as gemm_f32's tile sums it).
 
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
@@ -29,6 +30,12 @@ inline float epilogue(float x, std::size_t j, float c, const GemmOptions& o) noe
   if (o.bias) y += o.bias[j];
   if (o.beta != 0.0f) y += o.beta * c;
   return y;
+}
+
+// o for the columns from j on: its bias shifted with them.
+inline GemmOptions offset(GemmOptions o, std::size_t j) noexcept {
+  if (o.bias) o.bias += j;
+  return o;
 }
 
 // sum_p a[p] * b[p] over k: the vector part in lanes, the tail added after the reduction.
@@ -116,23 +123,66 @@ inline void row_block(std::size_t k, const float* ai, const float* b, std::size_
   }
 }
 
-// Per row of A: blocks of 8 vectors (a whole head of d_k = 64 on AVX2 in one pass over B's rows,
-// 8 chains to cover the FMA latency), then single vectors, then single columns.
-void rows_nn(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
-             const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
-  constexpr std::size_t V = 8;
-  for (std::size_t i = 0; i < m; ++i) {
-    const float* ai = a + i * lda;
-    float* ci = c + i * ldc;
-    std::size_t j = 0;
-    for (; j + V * lanes <= n; j += V * lanes) row_block<V>(k, ai, b, ldb, j, ci, o);
-    for (; j + lanes <= n; j += lanes) row_block<1>(k, ai, b, ldb, j, ci, o);
-    for (; j < n; ++j) {  // fewer than `lanes` columns left: one chain each
-      float x = 0.0f;
-      for (std::size_t p = 0; p < k; ++p) x = simd::fmadd(ai[p], b[p * ldb + j], x);
-      ci[j] = epilogue(x, j, ci[j], o);
+// R rows of A times columns [j, j + V lanes) of B into C: R x V accumulators (each column one
+// chain over k in order, as row_block's), so B's rows are streamed once for R rows of A.
+template <std::size_t R, std::size_t V>
+inline void rows_block(std::size_t k, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                       std::size_t j, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
+  vf32 acc[R][V];
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t v = 0; v < V; ++v) acc[r][v] = simd::splat(0.0f);
+  for (std::size_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb + j;
+    vf32 bv[V];
+    for (std::size_t v = 0; v < V; ++v) bv[v] = simd::load(bp + v * lanes);
+#pragma GCC unroll 4
+    for (std::size_t r = 0; r < R; ++r) {
+      const vf32 av = simd::splat(a[r * lda + p]);
+      for (std::size_t v = 0; v < V; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
     }
   }
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t v = 0; v < V; ++v) {
+      float x[lanes];
+      simd::store(x, acc[r][v]);
+      for (std::size_t l = 0; l < lanes; ++l) {
+        const std::size_t col = j + v * lanes + l;
+        float* cc = c + r * ldc + col;
+        *cc = epilogue(x[l], col, *cc, o);
+      }
+    }
+}
+
+// One row of A: blocks of 8 vectors (a whole head of d_k = 64 on AVX2 in one pass over B's rows,
+// 8 chains to cover the FMA latency), then single vectors, then single columns.
+void row_nn(std::size_t k, const float* ai, const float* b, std::size_t ldb, std::size_t n, float* ci,
+            const GemmOptions& o) noexcept {
+  constexpr std::size_t V = 8;
+  std::size_t j = 0;
+  for (; j + V * lanes <= n; j += V * lanes) row_block<V>(k, ai, b, ldb, j, ci, o);
+  for (; j + lanes <= n; j += lanes) row_block<1>(k, ai, b, ldb, j, ci, o);
+  for (; j < n; ++j) {  // fewer than `lanes` columns left: one chain each
+    float x = 0.0f;
+    for (std::size_t p = 0; p < k; ++p) x = simd::fmadd(ai[p], b[p * ldb + j], x);
+    ci[j] = epilogue(x, j, ci[j], o);
+  }
+}
+
+// Rows of A four at a time (a decode step's GQA group, P V), in blocks of 2 vectors of columns:
+// B is read once per four rows instead of once per row; the columns past the last 2-vector
+// block, and the rows past the last four, as row_nn. Every output is the same chain over k.
+void rows_nn(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+             const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
+  constexpr std::size_t R = 4, V = 2;
+  std::size_t i = 0;
+  for (; i + R <= m; i += R) {
+    std::size_t j = 0;
+    for (; j + V * lanes <= n; j += V * lanes) rows_block<R, V>(k, a + i * lda, lda, b, ldb, j, c + i * ldc, ldc, o);
+    if (j < n)
+      for (std::size_t r = 0; r < R; ++r)
+        row_nn(k, a + (i + r) * lda, b + j, ldb, n - j, c + (i + r) * ldc + j, offset(o, j));
+  }
+  for (; i < m; ++i) row_nn(k, a + i * lda, b, ldb, n, c + i * ldc, o);
 }
 
 }  // namespace
