@@ -86,8 +86,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from emha_export_read import FAMILIES, Checkpoint, ExportError, build_layer, fail  # noqa: E402
 from emha_export_reference import make_reference  # noqa: E402
-from emha_export_write import (NORM, NORM_KIND, PAIRING, POSITION, blob_bytes,  # noqa: E402
-                               header_text)
+from emha_export_write import (HEAD_SPLIT, NORM, NORM_KIND, PAIRING, POSITION,  # noqa: E402
+                               blob_bytes, header_text)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -98,8 +98,8 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("checkpoint")
     a.add_argument("--prefix", default="", help="the attention module's name in the state_dict")
-    a.add_argument("--layer", type=int, help="layer N's attention module by the family's naming "
-                   "(instead of --prefix)")
+    a.add_argument("--layer", help="layer N's attention module by the family's naming (instead "
+                   "of --prefix); STACK.N (encoder.N, decoder.N) in an encoder-decoder model")
     a.add_argument("--config", help="a config.json to read (default: the model folder's)")
     a.add_argument("--allow-pickle", action="store_true",
                    help="load a whole pickled module (runs code from the file: trusted files only)")
@@ -112,6 +112,18 @@ def parse_args(argv):
     a.add_argument("--rope-base", type=float, help="default 10000")
     a.add_argument("--xpos-scale-base", type=float)
     a.add_argument("--sliding-window", type=int, help="default 0 (none)")
+    a.add_argument("--head-dim", type=int, help="per-head width (default: config.json's "
+                   "head_dim, else Q's rows / heads)")
+    a.add_argument("--scale", type=float, help="the score scale (default: config.json's, the "
+                   "linear family's (d_k // heads) ** -0.5, else 1/sqrt(head_dim))")
+    a.add_argument("--head-split", choices=list(HEAD_SPLIT), help="default flat_view for the "
+                   "linear family (the blog block's .view as written), columns otherwise")
+    a.add_argument("--qk-norm-eps", type=float, help="QK-norm eps (default config.json's "
+                   "rms_norm_eps)")
+    a.add_argument("--qk-norm-unit-offset", action="store_true",
+                   help="QK-norm x_hat * (1 + w) (Gemma) without a config.json")
+    a.add_argument("--relative-max-distance", type=int, help="T5's relative_attention_max_"
+                   "distance without a config.json (default 128)")
     a.add_argument("--norm", choices=list(NORM))
     a.add_argument("--norm-kind", choices=list(NORM_KIND))
     a.add_argument("--norm-prefix")
@@ -132,8 +144,10 @@ def parse_args(argv):
     args = a.parse_args(argv)
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
-    if (args.sliding_window or 0) < 0 or args.reference_rows < 0 or (args.layer or 0) < 0:
-        a.error("--sliding-window, --reference-rows and --layer must not be negative")
+    if (args.sliding_window or 0) < 0 or args.reference_rows < 0:
+        a.error("--sliding-window and --reference-rows must not be negative")
+    if args.head_dim is not None and args.head_dim <= 0:
+        a.error("--head-dim must be positive")
     return args
 
 
@@ -150,7 +164,8 @@ def namespace_name(args):
 def summary(cfg, ck, args):
     """The one line said on success."""
     c = cfg
-    dims = (f"d_model {c['d_model']}, heads {c['heads']}, kv_heads {c['kv_heads']}, d_k {c['d_k']}"
+    dims = (f"d_model {c['d_model']}, heads {c['heads']}, kv_heads {c['kv_heads']}, head_dim {c['d_k']}"
+            + ("" if c['d_k'] * c['heads'] == c['d_model'] else " (decoupled from d_model / heads)")
             + (f", kdim {c['kdim']}, vdim {c['vdim']}" if (c['kdim'], c['vdim']) != (c['d_model'],) * 2
                else ""))
     pos = c["position"]
@@ -159,17 +174,34 @@ def summary(cfg, ck, args):
                 f"base {c['rope_base']:g})")
     elif pos == "xpos":
         pos += f" (scale base {c['xpos_scale_base']:g})"
+    elif pos == "relative_bias":
+        pos += (f" ({c['relative_from']} [{c['relative_buckets']}, {c['heads']}], max_distance "
+                f"{c['relative_max_distance']}, "
+                f"{'bidirectional' if c['relative_bidirectional'] else 'causal'} buckets)")
     if c["sliding_window"]:
         pos += f", sliding window {c['sliding_window']}"
+    scale = (f"scale {c['scale']:.9g}" + (f" ({c['scale_from']})" if c["scale_from"] else "")
+             if c["scale"] else "scale 1/sqrt(head_dim)")
+    qk = "none" if c["qk_norm"] == "none" else \
+        (f"{c['qk_norm']} rms_norm eps {c['qk_norm_eps']:g}"
+         + (" x_hat * (1 + w)" if c["qk_norm_unit_offset"] else ""))
+    split = "head split " + ("flat_view (the blog's .view(batch * heads, -1, d_k) as written; "
+                             "--head-split columns for the conventional split)"
+                             if c["head_split"] == "flat_view" else "columns")
+    if c["family"] == "linear" and c["head_split"] == "columns":
+        split += " (--head-split columns)"
     norm = "none" if c["norm"] == "none" else \
         f"{c['norm']} {c['norm_kind']} eps {c['norm_eps']:g}"
     told = (f"; from {c['config_file']}: {', '.join(c['from_config'])}" if c["config_file"]
             and c["from_config"] else (f"; {c['config_file']} gave nothing" if c["config_file"]
                                        else ""))
     causal = "; causal: pass masks.causal = true" if c["causal"] else ""
+    outside = (f"; attention only: the block's {c['outside_norms']} is not expressible as emha's "
+               "norm (none, pre, post, sub): apply it outside" if c["outside_norms"] else "")
     wrote = " and ".join(f for f in (args.header, args.blob) if f)
     return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "
-            f"{pos}; norm {norm}{causal}{told}; wrote {wrote}")
+            f"{pos}; {scale}; qk-norm {qk}; {split}; norm {norm}{outside}{causal}{told}; "
+            f"wrote {wrote}")
 
 
 def main(argv):
