@@ -173,8 +173,10 @@ TEST_CASE("the blob's frame: each defect its own status, nothing read past the b
     c.bytes[3] = 'B';
     CHECK(load<Plain>(c) == Status::bad_magic);
     c = b;
-    c.put(4, 2);
-    CHECK(load<Plain>(c) == Status::bad_version);
+    for (std::uint32_t v : {0u, 3u, 0x100u}) {
+      c.put(4, v);
+      CHECK(load<Plain>(c) == Status::bad_version);
+    }
   }
   SUBCASE("bad checksum: one bit of a weight, of a table entry, of the header") {
     for (std::size_t at : {std::size_t(b.get(b.entry(2, 3))) + 17, b.entry(1, 1), std::size_t(40)}) {
@@ -202,7 +204,8 @@ TEST_CASE("the blob's frame: each defect its own status, nothing read past the b
     };
     CHECK(load<Plain>(edit(16, 64)) == Status::bad_format);                      // header_bytes
     CHECK(load<Plain>(edit(92, 17)) == Status::bad_format);                      // count > 16
-    CHECK(load<Plain>(edit(b.entry(0, 0), 12)) == Status::bad_format);           // unknown id
+    CHECK(load<Plain>(edit(b.entry(0, 0), 13)) == Status::bad_format);           // unknown id
+    CHECK(load<Plain>(edit(16, 128)) == Status::bad_format);                     // version 1's header
     CHECK(load<Plain>(edit(b.entry(1, 0), 1)) == Status::bad_format);            // id twice
     CHECK(load<Plain>(edit(b.entry(3, 3), 128)) == Status::bad_format);          // over the table
     CHECK(load<Plain>(edit(b.entry(3, 3), b.get(8))) == Status::bad_format);     // past the end
@@ -210,8 +213,8 @@ TEST_CASE("the blob's frame: each defect its own status, nothing read past the b
     CHECK(load<Plain>(edit(8, 100)) == Status::bad_format);                      // total < header
     // The table itself past total_bytes: 5 entries claimed in a blob cut to the header and 1 entry.
     BlobBytes c = b;
-    c.bytes.resize(144);
-    c.put(8, 144);
+    c.bytes.resize(176);
+    c.put(8, 176);
     c.put(92, 5);
     c.reseal();
     CHECK(load<Plain>(c) == Status::bad_format);
@@ -257,4 +260,94 @@ TEST_CASE("the reference tensors: [ref_rows, d_model] each, both or none") {
   CHECK(load<Plain>(emha::test::make_blob(h, tensors)) == Status::config_mismatch);  // no output
   tensors.push_back({17, 4, 32});
   CHECK(load<Plain>(emha::test::make_blob(h, tensors)) == Status::config_mismatch);  // 4 rows of 5
+}
+
+// Plain's head width, scale and QK-norm said otherwise, and the layers that need version 2.
+struct Head16 : Plain {
+  static constexpr std::size_t head_dim = 16;  // in_proj [3 * 64, 32], out_proj [32, 64]
+};
+struct UnitScale : Plain {
+  static constexpr float scale = 1.0f;
+};
+struct ExplicitScale : Plain {  // 1/sqrt(8) written out: the same scale as the default
+  static constexpr float scale = 0.35355339f;
+};
+struct QkPerHead : Plain {
+  static constexpr emha::QkNorm qk_norm = emha::QkNorm::per_head;
+  static constexpr bool qk_norm_unit_offset = true;
+};
+struct T5Like : Plain {
+  static constexpr bool bias = false;
+  static constexpr float scale = 1.0f;
+  static constexpr emha::Position position = emha::Position::relative_bias;
+  static constexpr std::size_t relative_buckets = 8, relative_max_distance = 20;
+  static constexpr bool relative_bidirectional = false;
+};
+struct Flat : Plain {
+  static constexpr emha::HeadSplit head_split = emha::HeadSplit::flat_view;
+};
+
+TEST_CASE("version 2 fields: head_dim, scale, QK-norm, T5's bias, the head split; version 1 still loads") {
+  using emha::test::make_blob;
+  BlobHeader v1 = plain_header;
+  v1.version = 1;
+  CHECK(load<Plain>(make_blob(v1, plain_tensors)) == Status::ok);
+  CHECK(load<ExplicitScale>(make_blob(v1, plain_tensors)) == Status::ok);  // the same scale resolved
+  CHECK(load<UnitScale>(make_blob(v1, plain_tensors)) == Status::config_mismatch);
+  CHECK(load<Flat>(make_blob(v1, plain_tensors)) == Status::config_mismatch);
+  CHECK(load<Head16>(make_blob(v1, {{1, 192, 32}, {5, 192, 1}, {6, 32, 64}, {7, 32, 1}})) ==
+        Status::config_mismatch);
+
+  BlobHeader h16 = plain_header;
+  h16.head_dim = 16;
+  const std::vector<emha::test::BlobTensorSpec> t16{{1, 192, 32}, {5, 192, 1}, {6, 32, 64}, {7, 32, 1}};
+  CHECK(load<Head16>(make_blob(h16, t16)) == Status::ok);
+  CHECK(load<Plain>(make_blob(h16, t16)) == Status::config_mismatch);
+  CHECK(load<Head16>(make_blob(h16, {{1, 192, 32}, {5, 192, 1}, {6, 32, 32}, {7, 32, 1}})) ==
+        Status::config_mismatch);  // out_proj [d_model, d_model] where head_dim makes it [32, 64]
+
+  BlobHeader unit = plain_header;
+  unit.scale = 1.0f;
+  CHECK(load<UnitScale>(make_blob(unit, plain_tensors)) == Status::ok);
+  CHECK(load<Plain>(make_blob(unit, plain_tensors)) == Status::config_mismatch);
+  CHECK(load<ExplicitScale>(make_blob(plain_header, plain_tensors)) == Status::ok);
+
+  BlobHeader qk = plain_header;
+  qk.qk_norm = 1;
+  qk.qk_norm_unit_offset = 1;
+  qk.qk_norm_eps = 1e-6f;
+  auto tqk = plain_tensors;
+  tqk.push_back({10, 8, 1});
+  tqk.push_back({11, 8, 1});
+  CHECK(load<QkPerHead>(make_blob(qk, tqk)) == Status::ok);
+  CHECK(load<Plain>(make_blob(qk, tqk)) == Status::config_mismatch);
+  qk.qk_norm_unit_offset = 0;
+  CHECK(load<QkPerHead>(make_blob(qk, tqk)) == Status::config_mismatch);
+  qk.qk_norm_unit_offset = 1;
+  qk.qk_norm_eps = 1e-5f;
+  CHECK(load<QkPerHead>(make_blob(qk, tqk)) == Status::config_mismatch);
+  qk.qk_norm_eps = 1e-6f;
+  tqk.back() = {11, 32, 1};  // a whole-projection k_norm for a per-head Config
+  CHECK(load<QkPerHead>(make_blob(qk, tqk)) == Status::config_mismatch);
+
+  BlobHeader t5 = plain_header;
+  t5.bias = 0;
+  t5.scale = 1.0f;
+  t5.position = 4;
+  t5.relative_buckets = 8;
+  t5.relative_max_distance = 20;
+  const std::vector<emha::test::BlobTensorSpec> tt5{{1, 96, 32}, {6, 32, 32}, {12, 8, 4}};
+  CHECK(load<T5Like>(make_blob(t5, tt5)) == Status::ok);
+  CHECK(load<T5Like>(make_blob(t5, {{1, 96, 32}, {6, 32, 32}})) == Status::config_mismatch);
+  CHECK(load<T5Like>(make_blob(t5, {{1, 96, 32}, {6, 32, 32}, {12, 4, 8}})) == Status::config_mismatch);
+  t5.relative_bidirectional = 1;
+  CHECK(load<T5Like>(make_blob(t5, tt5)) == Status::config_mismatch);
+  t5.relative_bidirectional = 0;
+  t5.relative_max_distance = 21;
+  CHECK(load<T5Like>(make_blob(t5, tt5)) == Status::config_mismatch);
+
+  BlobHeader flat = plain_header;
+  flat.head_split = 1;
+  CHECK(load<Flat>(make_blob(flat, plain_tensors)) == Status::ok);
+  CHECK(load<Plain>(make_blob(flat, plain_tensors)) == Status::config_mismatch);
 }

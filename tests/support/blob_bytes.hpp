@@ -29,6 +29,7 @@ struct BlobTensorSpec {
 
 struct BlobBytes {
   std::vector<unsigned char> bytes;
+  std::size_t header = 160;  // the table's offset: 160 (version 2), 128 (version 1)
 
   void put(std::size_t at, std::uint32_t v) {
     for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<unsigned char>(v >> (8 * i));
@@ -46,7 +47,7 @@ struct BlobBytes {
   // After an edit: the CRC of bytes [16, total) again (a blob whose only defect is the edit).
   void reseal() { put(12, crc32_bitwise(bytes.data() + 16, get(8) - 16)); }
   // Table entry i's field f (0 id, 1 rows, 2 cols, 3 offset).
-  std::size_t entry(std::size_t i, std::size_t f) const { return 128 + 16 * i + 4 * f; }
+  std::size_t entry(std::size_t i, std::size_t f) const { return header + 16 * i + 4 * f; }
   const float* tensor(std::size_t i) const {
     return reinterpret_cast<const float*>(bytes.data() + get(entry(i, 3)));
   }
@@ -60,11 +61,18 @@ struct BlobHeader {
   std::uint32_t window = 0, norm = 0, norm_kind = 0;
   float norm_eps = 0;
   std::uint32_t norm_affine = 0, ref_rows = 0, ref_causal = 0;
+  std::uint32_t version = 2;  // 1: the 128-byte header, without the fields below
+  std::uint32_t head_dim = 0;  // 0: d_model / heads
+  float scale = 0;
+  std::uint32_t qk_norm = 0, qk_norm_unit_offset = 0;
+  float qk_norm_eps = 0;
+  std::uint32_t head_split = 0, relative_buckets = 0, relative_max_distance = 0, relative_bidirectional = 0;
 };
 
 // Tensor i holds uniform values in [-0.2, 0.2) from seed 100 + i, 64-byte aligned.
 inline BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec>& tensors) {
-  std::size_t at = 128 + 16 * tensors.size();
+  const std::size_t header = h.version == 1 ? 128 : 160;
+  std::size_t at = header + 16 * tensors.size();
   std::vector<std::size_t> offsets;
   for (const BlobTensorSpec& t : tensors) {
     at = (at + 63) / 64 * 64;
@@ -72,11 +80,12 @@ inline BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec
     at += std::size_t(t.rows) * t.cols * 4;
   }
   BlobBytes b;
+  b.header = header;
   b.bytes.assign((at + 63) / 64 * 64, 0);
   std::memcpy(b.bytes.data(), "EMHA", 4);
-  b.put(4, 1);
+  b.put(4, h.version);
   b.put(8, std::uint32_t(b.bytes.size()));
-  b.put(16, 128);
+  b.put(16, std::uint32_t(header));
   b.put(20, 1);
   const std::uint32_t dims[] = {h.d_model, h.heads, h.kv_heads, h.kdim, h.vdim, h.bias, h.position, h.rope_pairing,
                                 h.rope_dims};
@@ -91,6 +100,17 @@ inline BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec
   b.put(92, std::uint32_t(tensors.size()));
   b.put(96, h.ref_rows);
   b.put(100, h.ref_causal);
+  if (h.version != 1) {
+    b.put(104, h.head_dim != 0 ? h.head_dim : h.d_model / h.heads);
+    b.put_f(108, h.scale);
+    b.put(112, h.qk_norm);
+    b.put(116, h.qk_norm_unit_offset);
+    b.put_f(120, h.qk_norm_eps);
+    b.put(124, h.head_split);
+    b.put(128, h.relative_buckets);
+    b.put(132, h.relative_max_distance);
+    b.put(136, h.relative_bidirectional);
+  }
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const BlobTensorSpec& t = tensors[i];
     b.put(b.entry(i, 0), t.id);

@@ -16,6 +16,7 @@
 #include "attention/return_on_error.hpp"
 #include "emha/detail/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
+#include "emha/kernels/relative_bias.hpp"
 #include "isa_kernels.hpp"
 #include "simd_arch.hpp"
 
@@ -31,6 +32,7 @@ struct HeadInputs {
   std::size_t keys;     // keys this sequence attends over: S_kv, or with a cache its length + S_q
   std::size_t q_pos;    // position of query 0 among the keys: 0, or with a cache its length
   float alibi_slope;    // ALiBi: -slope * |i - j| joins the scaled scores; 0: no ALiBi
+  const RelativeBias* relative;  // T5's bias, else null
 };
 
 struct HeadOutput {
@@ -60,7 +62,7 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
 }
 
 // Every term of (batch b, head h) on the scaled score block of queries [q0, q0 + rows) and keys
-// [k0, k0 + cols), stored s[rows x cols] with row stride lds: ALiBi's bias, the masks (the
+// [k0, k0 + cols), stored s[rows x cols] with row stride lds: ALiBi's or T5's bias, the masks (the
 // sliding window's lower edge among them, at the queries' positions), then the
 // score bias (torchscale adds rel_pos after its masks). Out of line: its locals stay off the
 // frames of the paths that call it, which hold the GEMMs below them (Cortex-M stack).
@@ -70,6 +72,7 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
                         std::size_t lds) noexcept {
   const std::ptrdiff_t positions = std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0);  // query 0 - key 0
   if (in.alibi_slope != 0.0f) mask_alibi_f32(rows, cols, positions, in.alibi_slope, s, lds);
+  if (in.relative) mask_relative_bias_f32(rows, cols, positions, *in.relative, h, s, lds);
   if (m.causal)
     mask_causal_f32(rows, cols, std::ptrdiff_t(causal_diagonal(m, sh, in) + q0) - std::ptrdiff_t(k0), s, lds);
   if (d.window) mask_window_f32(rows, cols, positions, d.window, s, lds);

@@ -3,12 +3,15 @@
 // order (each a file of its own; plan_of() picks them once per call):
 //   norm_input   pre-LN: Norm(x) for the projections                  stage_norm.hpp
 //   project      [Q | K | V] = inputs * W_in^T + b_in                 stage_project.hpp
+//   split_flat   the flat head split: Q, K, V to the column split      stage_flat.hpp
+//   qk_norm      QK-norm: RMSNorm of Q and K                           stage_qk_norm.hpp
 //   rope / xpos  positions on Q and K                                 stage_position.hpp
 //   append       with a KvCache: the new K | V rows into the cache     stage_cache.hpp
-//   attend       per head: ctx_h = softmax(scale Q_h K_h^T + ALiBi + masks) V_h
+//   attend       per head: ctx_h = softmax(scale Q_h K_h^T + ALiBi or T5's bias + masks) V_h
 //                (fused unless the caller wants the attention weights) stage_attend.hpp
 //                one token with GQA/MQA: a group's heads stacked, one pass over their K/V
 //                                                                     group_attention.hpp
+//   merge_flat   the flat head split: ctx back to its flat view        stage_flat.hpp
 //   norm_heads   sub-LN: ctx = Norm(ctx)                              stage_norm.hpp
 //   output       out = ctx * W_out^T + b_out (+ x with a pre- or post-LN residual)
 //                                                                     stage_output.hpp
@@ -23,22 +26,24 @@
 #include "attention/return_on_error.hpp"
 #include "attention/stage_attend.hpp"
 #include "attention/stage_cache.hpp"
+#include "attention/stage_flat.hpp"
 #include "attention/stage_norm.hpp"
 #include "attention/stage_output.hpp"
 #include "attention/stage_position.hpp"
 #include "attention/stage_project.hpp"
+#include "attention/stage_qk_norm.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
 namespace {
 
 enum class Stage : unsigned char {
-  norm_input, project, rope, xpos, append, attend, norm_heads, output, residual_output, norm_output,
-  fill,
+  norm_input, project, split_flat, qk_norm, rope, xpos, append, attend, merge_flat, norm_heads, output,
+  residual_output, norm_output, fill,
 };
 
 struct StagePlan {
-  Stage stage[7];
+  Stage stage[10];
   std::size_t count;
 };
 
@@ -51,10 +56,13 @@ constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept
   }
   if (d.norm == NormPlacement::pre) add(Stage::norm_input);
   add(Stage::project);
+  if (d.head_split == HeadSplit::flat_view) add(Stage::split_flat);  // no cache (KvCache's check)
+  if (d.qk_norm != QkNorm::none) add(Stage::qk_norm);
   if (d.position == Position::rope) add(Stage::rope);  // none over static K/V (validated)
   if (d.position == Position::xpos) add(Stage::xpos);
   if (cache && cache->use == KvUse::append) add(Stage::append);
   add(Stage::attend);
+  if (d.head_split == HeadSplit::flat_view) add(Stage::merge_flat);
   if (d.norm == NormPlacement::sub) add(Stage::norm_heads);
   const bool residual = d.norm == NormPlacement::pre || d.norm == NormPlacement::post;
   add(residual ? Stage::residual_output : Stage::output);
@@ -69,10 +77,13 @@ Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
   switch (stage) {
     case Stage::norm_input: return norm_input_stage<K>(s, b);
     case Stage::project: return project_stage<K>(s, b);
+    case Stage::split_flat: return split_flat_stage<K>(s, b);
+    case Stage::qk_norm: return qk_norm_stage<K>(s, b);
     case Stage::rope: return rope_stage<K>(s, b);
     case Stage::xpos: return xpos_stage<K>(s, b);
     case Stage::append: return append_stage<K>(s, b);
     case Stage::attend: return attend_stage<K>(s, b);
+    case Stage::merge_flat: return merge_flat_stage<K>(s, b);
     case Stage::norm_heads: return norm_heads_stage<K>(s, b);
     case Stage::output: return output_stage<K>(s, b);
     case Stage::residual_output: return residual_output_stage<K>(s, b);
@@ -100,7 +111,7 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
          {nullptr, mha_slot_bytes(d), d.threads}, cache, kv_rows_projected(sh, cache)};
   const std::size_t q_rows = fill ? 0 : sh.seq_q, rows = q_rows > s.new_kv ? q_rows : s.new_kv;
   EMHA_TRY(arena.allocate(rows * d.qkv_dim(), s.qkv, 64));
-  EMHA_TRY(arena.allocate(q_rows * d.d_model, s.ctx, 64));
+  EMHA_TRY(arena.allocate(q_rows * d.q_dim(), s.ctx, 64));
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
   const StagePlan plan = plan_of(d, cache);
   for (std::size_t b = 0; b < sh.batch; ++b)
@@ -116,12 +127,11 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
 
 MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
   const InProj p = in_proj(d, w);
-  const std::size_t D = d.d_model;
   const float* src[4] = {p.w[0], p.w[1], p.w[2], w.out_proj_weight.data};
-  const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], D};
+  const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], d.q_dim()};
   MhaPacked out{};
   for (int i = 0; i < 4; ++i) {
-    const std::size_t n = i < 3 ? d.proj_dim(i) : D, floats = gemm_f32_packed_b_floats(n, in[i]);
+    const std::size_t n = i < 3 ? d.proj_dim(i) : d.d_model, floats = gemm_f32_packed_b_floats(n, in[i]);
     // op(B) = W^T: [in x n] from W [n x in]; `floats` is exactly what gemm_f32_pack_b needs.
     if (detail::gemm_f32_pack_b(n, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
       return MhaPacked{};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The position tables a MultiHeadAttention fills once, in its constructor (compiled once: no
 // instruction-set variants): RoPE's and xPos's cos and sin [positions x rope_dims/2] over positions
-// 0 .. max(max_seq_q, max_seq_kv) - 1, or ALiBi's per-head slopes.
+// 0 .. max(max_seq_q, max_seq_kv) - 1, ALiBi's per-head slopes, or T5's bucket of each distance.
 
 #include "emha/detail/mha_plan.hpp"
 #include "emha/kernels/mask.hpp"
@@ -17,6 +17,12 @@ MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept {
       p.rope = RopeTable{storage, storage + floats, n, d.rope_dims};
   } else if (d.position == Position::alibi) {
     if (alibi_slopes(d.heads, storage) == Status::ok) p.alibi_slopes = storage;
+  } else if (d.position == Position::relative_bias) {
+    // check_config has made the buckets and the distance valid: this cannot fail.
+    if (relative_bucket_table_f32(d.relative_buckets, d.relative_max_distance, d.relative_bidirectional,
+                                  storage) == Status::ok)
+      p.relative = RelativeBias{storage, nullptr, d.relative_buckets, d.relative_max_distance, d.heads,
+                                d.relative_bidirectional};
   }
   return p;
 }

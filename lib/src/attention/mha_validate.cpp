@@ -154,6 +154,9 @@ Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& a
       bytes_of(w.out_proj_bias.data, w.out_proj_bias.size),
       bytes_of(w.norm_weight.data, w.norm_weight.size),
       bytes_of(w.norm_bias.data, w.norm_bias.size),
+      bytes_of(w.q_norm_weight.data, w.q_norm_weight.size),
+      bytes_of(w.k_norm_weight.data, w.k_norm_weight.size),
+      bytes_of(w.relative_attention_bias.data, w.relative_attention_bias.size),
       bytes_of(static_cast<const unsigned char*>(arena.base()), arena.capacity()),
   };
   const Bytes y = bytes_of(out.data, n.out);
@@ -247,17 +250,23 @@ Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
     EMHA_TRY(check_weight(w.in_proj_weight, d.qkv_dim() * d.d_model));
   } else {
     EMHA_TRY(check_unused(w.in_proj_weight));
-    EMHA_TRY(check_weight(w.q_proj_weight, d.d_model * d.d_model));
+    EMHA_TRY(check_weight(w.q_proj_weight, d.q_dim() * d.d_model));
     EMHA_TRY(check_weight(w.k_proj_weight, d.kv_dim() * d.kdim));
     EMHA_TRY(check_weight(w.v_proj_weight, d.kv_dim() * d.vdim));
   }
-  EMHA_TRY(check_weight(w.out_proj_weight, d.d_model * d.d_model));
+  EMHA_TRY(check_weight(w.out_proj_weight, d.d_model * d.q_dim()));
   EMHA_TRY(d.in_bias_floats() ? check_weight(w.in_proj_bias, d.in_bias_floats()) : check_unused(w.in_proj_bias));
   EMHA_TRY(d.bias[3] ? check_weight(w.out_proj_bias, d.d_model) : check_unused(w.out_proj_bias));
   const bool gamma = d.norm != NormPlacement::none && d.norm_affine;
   const bool beta = gamma && d.norm_kind == NormKind::layer_norm;
-  EMHA_TRY(gamma ? check_weight(w.norm_weight, d.d_model) : check_unused(w.norm_weight));
-  return beta ? check_weight(w.norm_bias, d.d_model) : check_unused(w.norm_bias);
+  EMHA_TRY(gamma ? check_weight(w.norm_weight, d.norm_dim()) : check_unused(w.norm_weight));
+  EMHA_TRY(beta ? check_weight(w.norm_bias, d.norm_dim()) : check_unused(w.norm_bias));
+  const bool qk = d.qk_norm != QkNorm::none;
+  EMHA_TRY(qk ? check_weight(w.q_norm_weight, d.q_norm_dim()) : check_unused(w.q_norm_weight));
+  EMHA_TRY(qk ? check_weight(w.k_norm_weight, d.k_norm_dim()) : check_unused(w.k_norm_weight));
+  return d.position == Position::relative_bias
+             ? check_weight(w.relative_attention_bias, d.relative_buckets * d.heads)
+             : check_unused(w.relative_attention_bias);
 }
 
 }  // namespace emha::detail

@@ -42,7 +42,7 @@ struct Pass {
   const float* in_v;
   float* out;
   float* qkv;  // [max(S_q, S_kv), qkv_dim]: Q | K | V of the current sequence
-  float* ctx;  // [S_q, d_model]: the heads' outputs, concatenated
+  float* ctx;  // [S_q, q_dim]: the heads' outputs, concatenated
   TaskSlots slots;  // each task's scratch (parallel.hpp)
   const KvCacheView* cache;  // incremental decoding, else null
   std::size_t new_kv;        // K/V rows projected per sequence (kv_rows_projected)

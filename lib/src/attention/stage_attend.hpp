@@ -28,7 +28,7 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
 // g = h / group (GQA: the group's heads index one shared head, never a repeated copy), from
 // Pass::qkv, or with a cache from sequence b's cache rows (the rows it held and the new ones just
 // appended: query 0 is key `held`; static K/V: the rows it holds, queries from key 0 as without a
-// cache); its ALiBi slope.
+// cache); its ALiBi slope or T5's bias.
 // Out of line: its locals stay off attend_stage's frame, which sits on the deepest call chain
 // (Cortex-M55 stack, tests/firmware/stack_budget.py).
 [[gnu::noinline]] inline HeadInputs head_inputs(const Pass& s, std::size_t b, std::size_t h) noexcept {
@@ -36,17 +36,18 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
   const std::size_t dk = d.d_k(), g = h / d.group(), ld = d.qkv_dim();
   const float* slopes = s.positions.alibi_slopes;
   const float slope = slopes ? slopes[h] : 0.0f;
+  const RelativeBias* rel = d.position == Position::relative_bias ? &s.positions.relative : nullptr;
   if (!s.cache)
     return HeadInputs{s.qkv + h * dk, ld, s.qkv + d.proj_col(1) + g * dk, s.qkv + d.proj_col(2) + g * dk,
-                      ld, s.sh.seq_kv, 0, slope};
+                      ld, s.sh.seq_kv, 0, slope, rel};
   const KvCacheView& c = *s.cache;
   const std::size_t len = c.held(b);
   const std::size_t q_pos = c.use == KvUse::append ? len : 0;
   return HeadInputs{s.qkv + h * dk, ld, kv_rows(c, d, b, 0, g), kv_rows(c, d, b, 1, g), dk, len + s.new_kv,
-                    q_pos, slope};
+                    q_pos, slope, rel};
 }
 inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
-  return HeadOutput{s.ctx + h * s.d.d_k(), s.d.d_model};
+  return HeadOutput{s.ctx + h * s.d.d_k(), s.d.q_dim()};
 }
 
 // One query token per sequence with GQA/MQA: items are (group, part) pairs, part-major, each part
@@ -80,8 +81,10 @@ template <class K>
 template <class K>
 [[gnu::noinline]] Status attend_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
-  const float scale = s.o.scale != 0.0f ? s.o.scale : 1.0f / std::sqrt(float(d.d_k()));
-  const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * d.d_model;
+  const float scale = s.o.scale != 0.0f ? s.o.scale
+                      : d.scale != 0.0f ? d.scale
+                                        : 1.0f / std::sqrt(float(d.d_k()));
+  const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * d.q_dim();
   if (s.o.attn_weights.data == nullptr) {  // fused
     if constexpr (K::stack_groups) {
       if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K>(s, b, scale, flops);

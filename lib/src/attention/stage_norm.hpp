@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Stages of the layer's one normalization (Config::norm, norm_kind), over rows of d_model floats:
+// Stages of the layer's one normalization (Config::norm, norm_kind), over rows of norm_dim floats
+// (d_model; q_dim for sub-LN):
 //   norm_input_stage   pre-LN:  out rows = Norm(query rows); the projections read them from there
 //                      (out is not written again until the output projection, which no longer
 //                      needs them)
@@ -20,10 +21,10 @@ void normalize(const Pass& s, std::size_t rows, const float* x, std::size_t ldx,
   const MhaDims& d = s.d;
   const float* gamma = d.norm_affine ? s.w.norm_weight.data : nullptr;
   if (d.norm_kind == NormKind::rms_norm) {
-    K::rms_norm_f32(rows, d.d_model, x, ldx, y, ldy, gamma, d.norm_eps);
+    K::rms_norm_f32(rows, d.norm_dim(), x, ldx, y, ldy, gamma, d.norm_eps);
   } else {
     const float* beta = d.norm_affine ? s.w.norm_bias.data : nullptr;
-    K::layer_norm_f32(rows, d.d_model, x, ldx, y, ldy, gamma, beta, d.norm_eps);
+    K::layer_norm_f32(rows, d.norm_dim(), x, ldx, y, ldy, gamma, beta, d.norm_eps);
   }
 }
 
@@ -38,7 +39,7 @@ template <class K>
 
 template <class K>
 [[gnu::noinline]] Status norm_heads_stage(const Pass& s, std::size_t) noexcept {
-  normalize<K>(s, s.sh.seq_q, s.ctx, s.d.d_model, s.ctx, s.d.d_model);
+  normalize<K>(s, s.sh.seq_q, s.ctx, s.d.q_dim(), s.ctx, s.d.q_dim());
   return Status::ok;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Stage: the output projection of one sequence, out rows = ctx * W_out^T + b_out, or with the
+// Stage: the output projection of one sequence, out rows = ctx * W_out^T + b_out (ctx [S_q x
+// q_dim], W_out [d_model x q_dim]), or with the
 // residual of pre- and post-LN, out rows = query rows + (ctx * W_out^T + b_out) (the query is
 // copied into out, which the GEMM then accumulates onto: beta = 1).
 
@@ -11,9 +12,9 @@ inline namespace EMHA_ISA {
 
 template <class K>
 Status project_output(const Pass& s, std::size_t b, float beta) noexcept {
-  const std::size_t D = s.d.d_model;
+  const std::size_t D = s.d.d_model, Q = s.d.q_dim();
   const Rows<float> y = rows_of(s.out, b, s.sh.seq_q, D, s.sh);
-  Product product{s.sh.seq_q, D, D, s.ctx, D, s.w.out_proj_weight.data, D, s.packed.w[3],
+  Product product{s.sh.seq_q, D, Q, s.ctx, Q, s.w.out_proj_weight.data, Q, s.packed.w[3],
                   s.packed.floats[3], s.d.bias[3] ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
   product.beta = beta;
   // k in blocks: the projection whose error reaches the output unattenuated (gemm.hpp's note).

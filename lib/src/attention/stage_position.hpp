@@ -19,9 +19,10 @@ inline namespace EMHA_ISA {
 template <class K>
 [[gnu::noinline]] Status rope_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
-  const std::size_t D = d.d_model, ld = d.qkv_dim(), p0 = cached(s, b);
+  const std::size_t ld = d.qkv_dim(), p0 = cached(s, b);
   EMHA_TRY(K::rope_f32(s.sh.seq_q, d.heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv, ld));
-  return K::rope_f32(s.new_kv, d.kv_heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv + D, ld);
+  return K::rope_f32(s.new_kv, d.kv_heads, d.d_k(), d.rope_pairing, p0, s.positions.rope, s.qkv + d.proj_col(1),
+                     ld);
 }
 
 // With a cache, the new tokens' positions continue the sequence's, centred on the cache's
@@ -29,12 +30,12 @@ template <class K>
 template <class K>
 [[gnu::noinline]] Status xpos_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
-  const std::size_t D = d.d_model, ld = d.qkv_dim(), sq = s.sh.seq_q, nk = s.new_kv;
+  const std::size_t ld = d.qkv_dim(), sq = s.sh.seq_q, nk = s.new_kv;
   const std::size_t p0 = cached(s, b), centre = s.cache ? s.cache->capacity : sq;
   const RopeTable& t = s.positions.rope;
   EMHA_TRY(xpos_centred_f32(sq, d.heads, d.d_k(), p0, centre, false, d.xpos_scale_base, t, s.qkv, ld));
   return xpos_centred_f32(nk, d.kv_heads, d.d_k(), p0, s.cache ? centre : nk, true, d.xpos_scale_base, t,
-                          s.qkv + D, ld);
+                          s.qkv + d.proj_col(1), ld);
 }
 
 }  // namespace EMHA_ISA

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stage: [Q | K | V] of one sequence = inputs * W_in^T + b_in, into Pass::qkv [S, qkv_dim]
-// (Q d_model wide, K and V kv_dim each).
+// (Q q_dim wide, K and V kv_dim each).
 
 #include "attention/pass.hpp"
 #include "attention/return_on_error.hpp"

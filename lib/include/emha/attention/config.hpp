@@ -21,6 +21,29 @@ enum class Position : unsigned char {
   rope,   // rotary, on projected Q and K (rope_pairing, rope_dims, rope_base); HF's float32 angles
   xpos,   // torchscale's xPos: interleaved rotary scaled by zeta^(p / xpos_scale_base), keys inverse
   alibi,  // -slope_h * |i - j| added to the scaled scores, slopes as the ALiBi reference get_slopes
+  // T5's relative position bias: weights.relative_attention_bias[bucket(j - i)][h] added to the
+  // scaled scores (HF T5's _relative_position_bucket: relative_buckets, relative_max_distance,
+  // relative_bidirectional; emha/kernels/relative_bias.hpp). Positions are absolute with a cache.
+  relative_bias,
+};
+
+// RMSNorm of the projected Q and K (after the projections' bias, before RoPE), weights
+// q_norm_weight and k_norm_weight, eps qk_norm_eps. V is not normalized.
+enum class QkNorm : unsigned char {
+  none,
+  per_head,  // over each head's head_dim floats (Qwen3, Gemma 3), weights [head_dim]
+  whole,     // over the whole Q row [heads * head_dim] and K row [kv_heads * head_dim] (OLMo-2)
+};
+
+// How the projected [S, heads * head_dim] rows are cut into heads.
+enum class HeadSplit : unsigned char {
+  columns,    // head h is columns h * head_dim .. (h + 1) * head_dim: every library's split
+  // A widely copied blog block's `.view(batch * heads, -1, d_k)` with no transpose: per sequence,
+  // head h is the h-th block of S * head_dim consecutive floats of the [S, heads * head_dim]
+  // buffer read as [S, head_dim], and the heads' contexts [heads, S, head_dim] are read back the
+  // same way as [S, heads * head_dim]. Weights trained with that code need it. No positions and
+  // no KvCache with it (the view mixes positions).
+  flat_view,
 };
 
 // Where the layer's one normalization goes (x is the query input):
@@ -45,7 +68,13 @@ struct ProjectionBias {
 template <std::size_t DModel, std::size_t Heads, std::size_t MaxSeqQ, std::size_t MaxSeqKv = MaxSeqQ>
 struct MhaConfig {
   static constexpr std::size_t d_model = DModel;      // embedding width of query and output
-  static constexpr std::size_t heads = Heads;         // d_k = d_model / heads
+  static constexpr std::size_t heads = Heads;
+  // Width of a head (d_k); 0: d_model / heads. Q is heads * head_dim wide, K and V kv_heads *
+  // head_dim, and out_proj maps heads * head_dim back to d_model (Gemma, Qwen3, T5's d_kv).
+  static constexpr std::size_t head_dim = 0;
+  // Scores are scaled by this; 0: 1 / sqrt(head_dim). T5: 1; Gemma 2/3: query_pre_attn_scalar^-0.5.
+  // A nonzero ForwardOptions::scale overrides it for one call.
+  static constexpr float scale = 0.0f;
   // Key/value heads (GQA; 1 is MQA): query head h reads K/V head h / (heads / kv_heads), as
   // PyTorch's repeat_interleave and HF's repeat_kv do. K and V are [kv_heads * d_k] wide.
   static constexpr std::size_t kv_heads = Heads;
@@ -72,9 +101,12 @@ struct MhaConfig {
   static constexpr ProjectionBias projection_bias{};
   static constexpr Position position = Position::none;
   static constexpr RopePairing rope_pairing = RopePairing::half;  // rope: HF rotate_half
-  static constexpr std::size_t rope_dims = 0;        // rope: rotated dims per head; 0 = all d_k
+  static constexpr std::size_t rope_dims = 0;        // rope: rotated dims per head; 0 = all head_dim
   static constexpr float rope_base = 10000.0f;       // rope: 500000 for Llama 3
   static constexpr float xpos_scale_base = 512.0f;   // xpos: torchscale's xpos_scale_base
+  static constexpr std::size_t relative_buckets = 32;        // relative_bias: num_buckets
+  static constexpr std::size_t relative_max_distance = 128;  // relative_bias: max_distance
+  static constexpr bool relative_bidirectional = true;       // relative_bias: encoder; decoder false
   // Sliding-window attention (Mistral, Gemma): the query at position p attends keys p - W + 1 ..
   // p at most (W = sliding_window keys, its own included: HF eager's count; FA2's window_size
   // (W, W) keeps W + 1); 0: no window. The window's lower edge always applies, its upper edge is
@@ -85,6 +117,10 @@ struct MhaConfig {
   static constexpr NormKind norm_kind = NormKind::layer_norm;
   static constexpr float norm_eps = 1e-5f;           // LayerNorm's default; HF Llama: 1e-6
   static constexpr bool norm_affine = true;          // false: elementwise_affine=False, no weights
+  static constexpr QkNorm qk_norm = QkNorm::none;
+  static constexpr float qk_norm_eps = 1e-6f;        // Qwen3, Gemma 3 rms_norm_eps; OLMo-2: 1e-5
+  static constexpr bool qk_norm_unit_offset = false; // true: x_hat * (1 + w), Gemma's RMSNorm
+  static constexpr HeadSplit head_split = HeadSplit::columns;
 };
 
 }  // namespace emha

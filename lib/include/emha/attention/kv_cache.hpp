@@ -50,6 +50,8 @@ class KvCache {
                 "KvCache capacity must be between 1 and Config::max_seq_kv");
   static_assert(Batch > 0 && Batch <= Config::max_batch,
                 "KvCache batch must be between 1 and Config::max_batch");
+  static_assert(Config::head_split == HeadSplit::columns,
+                "a KvCache needs head_split columns (flat_view mixes positions)");
 
  public:
   using config = Config;

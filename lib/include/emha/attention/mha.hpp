@@ -31,6 +31,10 @@ class MultiHeadAttention {
   // Bytes of the object's position tables: RoPE/xPos cos and sin, or ALiBi's slopes (else 0),
   // filled by the constructor.
   static constexpr std::size_t position_table_bytes = detail::mha_position_floats(dims) * sizeof(float);
+  // Floats of the object's copy of 1 + q_norm_weight and 1 + k_norm_weight (Gemma's RMSNorm,
+  // Config::qk_norm_unit_offset), made by set_weights(); else 0.
+  static constexpr std::size_t unit_offset_floats =
+      Config::qk_norm_unit_offset ? dims.q_norm_dim() + dims.k_norm_dim() : 0;
 
   // Owned arena.
   MultiHeadAttention() noexcept {
@@ -60,6 +64,8 @@ class MultiHeadAttention {
     if (s == Status::ok) {
       weights_ = w;
       if constexpr (Config::prepack_weights) packed_ = detail::mha_pack_weights(dims, w, packed_storage_.data);
+      if constexpr (unit_offset_floats > 0) weights_ = detail::mha_unit_offset(dims, w, unit_offset_storage_.data);
+      positions_.relative.table = w.relative_attention_bias.data;
       has_weights_ = true;
     }
     return s;
@@ -178,6 +184,7 @@ class MultiHeadAttention {
   detail::ObjectFloats<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
   detail::ObjectFloats<(detail::mha_position_floats(dims) > 0), detail::mha_position_floats(dims)>
       position_storage_;
+  detail::ObjectFloats<(unit_offset_floats > 0), unit_offset_floats> unit_offset_storage_;
   detail::MhaPacked packed_{};
   detail::MhaPositions positions_ = detail::mha_fill_positions(dims, position_storage_.data);
   MhaWeights weights_{};

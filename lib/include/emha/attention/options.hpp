@@ -24,22 +24,28 @@ struct AttentionShape {
 
 // Weights exactly in torch.nn.MultiheadAttention's layout (state_dict names), row-major, read
 // in place (const; may sit in flash). Each span must hold exactly the stated element count.
-// With GQA/MQA (Config::kv_heads < heads) K and V are kv_dim = kv_heads * d_k wide (HF Llama's
-// k_proj / v_proj); kv_dim = d_model otherwise.
+// Q is q_dim = heads * head_dim wide (d_model unless Config::head_dim says otherwise); with
+// GQA/MQA (Config::kv_heads < heads) K and V are kv_dim = kv_heads * head_dim wide (HF Llama's
+// k_proj / v_proj); kv_dim = q_dim otherwise.
 struct MhaWeights {
-  Span<const float> in_proj_weight;   // [d_model + 2*kv_dim, d_model] when kdim == vdim == d_model:
+  Span<const float> in_proj_weight;   // [q_dim + 2*kv_dim, d_model] when kdim == vdim == d_model:
                                       // rows W_q | W_k | W_v (nn.MultiheadAttention: [3*d_model, d_model])
-  Span<const float> q_proj_weight;    // [d_model, d_model]     when kdim or vdim != d_model
+  Span<const float> q_proj_weight;    // [q_dim, d_model]       when kdim or vdim != d_model
   Span<const float> k_proj_weight;    // [kv_dim, kdim]
   Span<const float> v_proj_weight;    // [kv_dim, vdim]
-  Span<const float> in_proj_bias;     // the biases of those of Q [d_model], K [kv_dim], V [kv_dim]
+  Span<const float> in_proj_bias;     // the biases of those of Q [q_dim], K [kv_dim], V [kv_dim]
                                       // that have one (Config::bias, projection_bias), in that
                                       // order; 3*d_model for nn.MultiheadAttention
-  Span<const float> out_proj_weight;  // [d_model, d_model]
+  Span<const float> out_proj_weight;  // [d_model, q_dim]
   Span<const float> out_proj_bias;    // [d_model]              when the output projection has one
   Span<const float> norm_weight;      // [d_model] with Config::norm and norm_affine: LayerNorm or
-                                      // RMSNorm weight (layer_norm.weight, inner_attn_ln.weight)
-  Span<const float> norm_bias;        // [d_model] with a LayerNorm and norm_affine (.bias)
+                                      // RMSNorm weight (layer_norm.weight, inner_attn_ln.weight);
+                                      // [q_dim] for sub-LN (it normalizes the heads' outputs)
+  Span<const float> norm_bias;        // the same size, with a LayerNorm and norm_affine (.bias)
+  Span<const float> q_norm_weight;    // Config::qk_norm: [head_dim] per_head, [q_dim] whole
+  Span<const float> k_norm_weight;    //                  [head_dim] per_head, [kv_dim] whole
+  // Position::relative_bias: [relative_buckets, heads], T5's relative_attention_bias.weight.
+  Span<const float> relative_attention_bias;
 };
 
 // Layout of an attention mask (bool or additive); PyTorch's 2-D and 3-D attn_mask are
@@ -76,7 +82,7 @@ struct ForwardOptions {
   // heads, or [batch, heads, seq_q, seq_kv] when average_attn_weights is false. Empty = none.
   Span<float> attn_weights{};
   bool average_attn_weights = true;
-  float scale = 0.0f;  // scores are scaled by this; 0 means 1/sqrt(d_model / heads)
+  float scale = 0.0f;  // scores are scaled by this; 0 means Config::scale (1/sqrt(head_dim))
 };
 
 }  // namespace emha

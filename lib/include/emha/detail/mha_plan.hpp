@@ -10,6 +10,7 @@
 #include "emha/detail/config_check.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/kernels/gemm.hpp"
+#include "emha/kernels/relative_bias.hpp"
 #include "emha/status.hpp"
 
 namespace emha::detail {
@@ -17,6 +18,8 @@ namespace emha::detail {
 struct MhaDims {
   std::size_t d_model = 0, heads = 0, kv_heads = 0, kdim = 0, vdim = 0, max_seq_q = 0, max_seq_kv = 0,
               max_batch = 0;
+  std::size_t head_dim = 0;  // d_k, resolved
+  float scale = 0;           // Config::scale: the scores' scale, 0 for 1/sqrt(head_dim)
   bool bias[4] = {};     // Q, K, V, output projection has a bias
   bool prepack = false;
   bool weights = false;  // the unfused path (attention weights out) is available
@@ -30,24 +33,41 @@ struct MhaDims {
   NormKind norm_kind = NormKind::layer_norm;
   float norm_eps = 0;
   bool norm_affine = false;
+  QkNorm qk_norm = QkNorm::none;
+  float qk_norm_eps = 0;
+  bool qk_norm_unit_offset = false;  // the object holds 1 + w (mha_unit_offset): the stage sees w
+  HeadSplit head_split = HeadSplit::columns;
+  std::size_t relative_buckets = 0, relative_max_distance = 0;  // relative_bias only
+  bool relative_bidirectional = false;
 
-  constexpr std::size_t d_k() const noexcept { return d_model / heads; }
-  // Width of projected K and of V: kv_heads * d_k (d_model without GQA).
+  constexpr std::size_t d_k() const noexcept { return head_dim; }
+  // Width of projected Q and of the heads' concatenated outputs: heads * d_k.
+  constexpr std::size_t q_dim() const noexcept { return heads * d_k(); }
+  // Width of projected K and of V: kv_heads * d_k (q_dim without GQA).
   constexpr std::size_t kv_dim() const noexcept { return kv_heads * d_k(); }
-  // Width of the projected [Q | K | V] rows: d_model + 2 * kv_dim.
-  constexpr std::size_t qkv_dim() const noexcept { return d_model + 2 * kv_dim(); }
+  // Width of the projected [Q | K | V] rows: q_dim + 2 * kv_dim.
+  constexpr std::size_t qkv_dim() const noexcept { return q_dim() + 2 * kv_dim(); }
   // Query heads per K/V head: head h reads K/V head h / group().
   constexpr std::size_t group() const noexcept { return heads / kv_heads; }
   // Output width of projection i (0 Q, 1 K, 2 V) and its first column in [Q | K | V].
-  constexpr std::size_t proj_dim(int i) const noexcept { return i == 0 ? d_model : kv_dim(); }
-  constexpr std::size_t proj_col(int i) const noexcept { return i == 0 ? 0 : d_model + (i - 1) * kv_dim(); }
+  constexpr std::size_t proj_dim(int i) const noexcept { return i == 0 ? q_dim() : kv_dim(); }
+  constexpr std::size_t proj_col(int i) const noexcept { return i == 0 ? 0 : q_dim() + (i - 1) * kv_dim(); }
   constexpr bool same_embed_dim() const noexcept { return kdim == d_model && vdim == d_model; }
   // Floats of in_proj_bias: the widths of Q, K, V that have a bias.
   constexpr std::size_t in_bias_floats() const noexcept {
-    return std::size_t(bias[0]) * d_model + (std::size_t(bias[1]) + bias[2]) * kv_dim();
+    return std::size_t(bias[0]) * q_dim() + (std::size_t(bias[1]) + bias[2]) * kv_dim();
   }
   constexpr std::size_t max_positions() const noexcept {
     return max_seq_q < max_seq_kv ? max_seq_kv : max_seq_q;
+  }
+  // Floats of sub-LN's norm (the heads' outputs) or of the other placements' (the layer's rows).
+  constexpr std::size_t norm_dim() const noexcept { return norm == NormPlacement::sub ? q_dim() : d_model; }
+  // Floats of q_norm_weight and k_norm_weight (0 without QK-norm).
+  constexpr std::size_t q_norm_dim() const noexcept {
+    return qk_norm == QkNorm::none ? 0 : qk_norm == QkNorm::per_head ? d_k() : q_dim();
+  }
+  constexpr std::size_t k_norm_dim() const noexcept {
+    return qk_norm == QkNorm::none ? 0 : qk_norm == QkNorm::per_head ? d_k() : kv_dim();
   }
 };
 
@@ -63,6 +83,8 @@ constexpr MhaDims mha_dims() noexcept {
   d.max_seq_q = C::max_seq_q;
   d.max_seq_kv = C::max_seq_kv;
   d.max_batch = C::max_batch;
+  d.head_dim = C::head_dim != 0 ? C::head_dim : C::d_model / C::heads;
+  d.scale = C::scale;
   const ProjectionBias pb = C::projection_bias;
   d.bias[0] = C::bias && pb.q;
   d.bias[1] = C::bias && pb.k;
@@ -73,7 +95,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.threads = C::max_threads;
   d.position = C::position;
   d.rope_pairing = C::position == Position::xpos ? RopePairing::interleaved : C::rope_pairing;
-  d.rope_dims = C::position == Position::rope && C::rope_dims != 0 ? C::rope_dims : C::d_model / C::heads;
+  d.rope_dims = C::position == Position::rope && C::rope_dims != 0 ? C::rope_dims : d.head_dim;
   d.rope_base = C::position == Position::xpos ? 10000.0f : C::rope_base;
   d.xpos_scale_base = C::xpos_scale_base;
   d.window = C::sliding_window;
@@ -81,21 +103,33 @@ constexpr MhaDims mha_dims() noexcept {
   d.norm_kind = C::norm_kind;
   d.norm_eps = C::norm_eps;
   d.norm_affine = C::norm_affine;
+  d.qk_norm = C::qk_norm;
+  d.qk_norm_eps = C::qk_norm_eps;
+  d.qk_norm_unit_offset = C::qk_norm_unit_offset;
+  d.head_split = C::head_split;
+  if (C::position == Position::relative_bias) {
+    d.relative_buckets = C::relative_buckets;
+    d.relative_max_distance = C::relative_max_distance;
+    d.relative_bidirectional = C::relative_bidirectional;
+  }
   return d;
 }
 
 // Floats of the position tables an object holds: RoPE/xPos cos and sin [positions x rope_dims/2]
-// each, ALiBi's slopes [heads].
+// each, ALiBi's slopes [heads], T5's bucket of each distance 0 .. relative_max_distance.
 constexpr std::size_t mha_position_floats(const MhaDims& d) noexcept {
   if (d.position == Position::rope || d.position == Position::xpos)
     return 2 * rope_table_floats(d.max_positions(), d.rope_dims);
+  if (d.position == Position::relative_bias) return d.relative_max_distance + 1;
   return d.position == Position::alibi ? d.heads : 0;
 }
 
-// The filled tables (mha_fill_positions), or nulls.
+// The filled tables (mha_fill_positions), or nulls. relative.table is the weights'
+// relative_attention_bias, set with them (MultiHeadAttention::set_weights).
 struct MhaPositions {
   RopeTable rope;
   const float* alibi_slopes;
+  RelativeBias relative;
 };
 
 // Fills `storage` (mha_position_floats(d) floats) with d's tables.
@@ -149,11 +183,11 @@ struct MhaPacked {
   std::size_t floats[4];  // floats of each
 };
 
-// Floats of the four packed matrices: W_q^T [d_model x d_model], W_k^T [kdim x kv_dim],
-// W_v^T [vdim x kv_dim], W_out^T [d_model x d_model].
+// Floats of the four packed matrices: W_q^T [d_model x q_dim], W_k^T [kdim x kv_dim],
+// W_v^T [vdim x kv_dim], W_out^T [q_dim x d_model].
 constexpr std::size_t mha_packed_floats(const MhaDims& d) noexcept {
-  return gemm_f32_packed_b_floats(d.d_model, d.d_model) + gemm_f32_packed_b_floats(d.kv_dim(), d.kdim) +
-         gemm_f32_packed_b_floats(d.kv_dim(), d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.d_model);
+  return gemm_f32_packed_b_floats(d.q_dim(), d.d_model) + gemm_f32_packed_b_floats(d.kv_dim(), d.kdim) +
+         gemm_f32_packed_b_floats(d.kv_dim(), d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.q_dim());
 }
 
 // Tiles of the fused path: query rows and keys per block (multiples of every micro-kernel tile).
@@ -169,7 +203,8 @@ inline constexpr std::size_t mha_group_rows = 4;
 
 // Scratch bytes of one task slot (a thread's share of a stage), a multiple of 64. One stage at a
 // time: a projection GEMM's scratch (none with pre-packed weights; a task's column block needs at
-// most what the whole product does); or the heads' buffers: fused, one score tile, the online
+// most what the whole product does); the flat head split's copy of one of Q, K, V or the
+// context [rows x max(q_dim, kv_dim)] (in the first slot); or the heads' buffers: fused, one score tile, the online
 // softmax's row max and sum, and the tile GEMMs' scratch; with GQA/MQA, a decode step's stacked
 // group (group_attention.hpp): a score tile of at most mha_group_rows of its rows and the row
 // max and sum of all of them (no more than the fused path's when S_q >= group); unfused, one
@@ -178,7 +213,12 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
   const std::size_t in_max = mha_max(d.d_model, mha_max(d.kdim, d.vdim));
-  const std::size_t project = d.prepack ? 0 : gemm_f32_scratch_bytes(rows, d.qkv_dim(), in_max);
+  const std::size_t project =
+      d.prepack ? 0
+                : mha_max(gemm_f32_scratch_bytes(rows, d.qkv_dim(), in_max),
+                          gemm_f32_scratch_bytes(d.max_seq_q, d.d_model, d.q_dim()));  // out_proj
+  const std::size_t flat =
+      d.head_split == HeadSplit::flat_view ? rows * mha_max(d.q_dim(), d.kv_dim()) * f + 64 : 0;
   const std::size_t bq = mha_min(d.max_seq_q, mha_block_q), bk = mha_min(d.max_seq_kv, mha_block_kv);
   const std::size_t fused = (bq * bk * f + 64) + 2 * (bq * f + 64) +
                             mha_max(gemm_f32_scratch_bytes(bq, bk, d.d_k()),      // Q_t K_t^T
@@ -188,21 +228,26 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t unfused = (d.max_seq_q * d.max_seq_kv * f + 64) +
                               mha_max(gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()),
                                       gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));
-  return arena_round_up(mha_max(mha_max(project, stacked), mha_max(fused, d.weights ? unfused : 0)), 64);
+  return arena_round_up(
+      mha_max(mha_max(mha_max(project, flat), stacked), mha_max(fused, d.weights ? unfused : 0)), 64);
 }
 
 // Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
-// [max(S_q, S_kv), qkv_dim], the concatenated heads [S_q, d_model], and `threads` task slots
+// [max(S_q, S_kv), qkv_dim], the concatenated heads [S_q, q_dim], and `threads` task slots
 // (mha_slot_bytes) in one block; each of the three may lose 64 bytes to alignment.
 constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
-  const std::size_t live = (rows * d.qkv_dim() * f + 64) + (d.max_seq_q * d.d_model * f + 64);
+  const std::size_t live = (rows * d.qkv_dim() * f + 64) + (d.max_seq_q * d.q_dim() * f + 64);
   return live + (d.threads * mha_slot_bytes(d) + 64);
 }
 
 // Packs the projection weights of `w` (checked) into `packed` (mha_packed_floats(d) floats).
 MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept;
+
+// w with q_norm_weight and k_norm_weight replaced by 1 + each (Gemma's RMSNorm computes
+// x_hat * (1 + w) in float: the same float), written to `storage` (q_norm_dim + k_norm_dim floats).
+MhaWeights mha_unit_offset(const MhaDims& d, const MhaWeights& w, float* storage) noexcept;
 
 // Checks that every weight span the dims need is present with exactly its element count.
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept;
