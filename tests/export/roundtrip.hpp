@@ -41,9 +41,19 @@ struct OneHead : C {  // the wrong head count: every exported fixture has 2 or m
 // The suite's float32 budget (seed_support.hpp's seed_tolerance, from a Config): |emha - torch|
 // <= budget * (1 + |torch|) over S_kv keys.
 template <class C>
+constexpr std::size_t head_dim() {
+  return C::head_dim != 0 ? C::head_dim : C::d_model / C::heads;
+}
+
+// The widest dot product: the projections (d_model), out_proj (heads * head_dim); QK-norm adds
+// a reduction over its width.
+template <class C>
 double budget(std::size_t s_kv) {
+  const std::size_t hd = head_dim<C>(), q_dim = C::heads * hd;
   const std::size_t norm = C::norm != NormPlacement::none ? 2 * C::d_model : 0;
-  return 4.0 * double(2 * C::d_model + C::d_model / C::heads + s_kv + norm) / 16777216.0;
+  const std::size_t qk = C::qk_norm == QkNorm::none ? 0 : C::qk_norm == QkNorm::per_head ? 2 * hd : 2 * q_dim;
+  const std::size_t widest = C::d_model > q_dim ? C::d_model : q_dim;
+  return 4.0 * double(2 * widest + hd + s_kv + norm + qk) / 16777216.0;
 }
 
 inline bool same_span(Span<const float> a, Span<const float> b) {
@@ -84,7 +94,9 @@ RoundTrip round_trip(Span<const unsigned char> blob) {
                    rd::same_span(w.k_proj_weight, h.k_proj_weight) && rd::same_span(w.v_proj_weight, h.v_proj_weight) &&
                    rd::same_span(w.in_proj_bias, h.in_proj_bias) && rd::same_span(w.out_proj_weight, h.out_proj_weight) &&
                    rd::same_span(w.out_proj_bias, h.out_proj_bias) && rd::same_span(w.norm_weight, h.norm_weight) &&
-                   rd::same_span(w.norm_bias, h.norm_bias);
+                   rd::same_span(w.norm_bias, h.norm_bias) && rd::same_span(w.q_norm_weight, h.q_norm_weight) &&
+                   rd::same_span(w.k_norm_weight, h.k_norm_weight) &&
+                   rd::same_span(w.relative_attention_bias, h.relative_attention_bias);
 
   Layer* a = new (rd::Slot<C>::bytes) Layer;
   r.from_blob = a->set_weights(w);
