@@ -22,14 +22,26 @@ Cases: nn_mha (in_proj_weight, causal), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_pr
 attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
 post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
 o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
-labml (bias=False: V and output biases only, causal), blog (linear_q.. + layer_norm post-LN, the
-(d_k // heads) ** -0.5 scale), per_head (q_heads.i lists); Hugging Face folders (config.json +
+labml (bias=False: V and output biases only, causal), blog (the blog block as its code is written:
+.view(batch * heads, -1, d_k) with no transpose, the (d_k // heads) ** -0.5 scale, post-LN;
+exported with the linear family's defaults, head_split flat_view), blog_columns (the conventional
+per-head split of tests/attention's BlogEncoderAttention, --head-split columns), per_head
+(q_heads.i lists); Hugging Face folders (config.json +
 model.safetensors written by hf_checkpoint.py, or pytorch_model.bin), exported with --layer 1 and
 the maxima only, the modules re-implemented in hf_modules.py from transformers' files: hf_bert
 (post-LN inside BertAttention), hf_vit, hf_distilbert (pytorch_model.bin), hf_gpt2 (Conv1D,
 causal), hf_neox (interleaved query_key_value, partial rotary), hf_phi3 (fused qkv_proj, GQA,
-partial rotary, sliding window), hf_mistral (q/k/v/o_proj, GQA, rope_theta, sliding window); each
-also exported with --reference-rows into a temporary folder, whose reference is checked here.
+partial rotary, sliding window), hf_mistral (q/k/v/o_proj, GQA, rope_theta, sliding window),
+hf_qwen3 (head_dim 8 x 4 heads over 24, per-head QK-norm), hf_gemma3 (layer 1 sliding: window 4,
+rope_local_base_freq; query_pre_attn_scalar; (1 + w) QK-norm; its sandwich norms outside),
+hf_olmo2 (QK-norm over the whole projection), hf_t5_encoder / hf_t5_decoder (--layer
+encoder.1 / decoder.1: d_kv 8 x 4 heads over 16, block 0's relative bias table, pre-RMSNorm; the
+_expected header also holds the bucket of every relative position); each also exported with
+--reference-rows into a temporary folder, whose reference is checked here.
+
+hf_folders/<case>/ keeps the checkpoint folders of hf_qwen3, hf_gemma3, hf_olmo2, hf_mistral and
+the T5 cases with expected.json (the input and the re-implementation's float64 output) for
+hf_crosscheck.py, which compares them with transformers' own classes.
 """
 import json
 import pathlib
