@@ -301,7 +301,7 @@ class HfConfig:
         """(key, score scale) when config.json sets one: Gemma's query_pre_attn_scalar ** -0.5,
         T5's 1 (no scaling)."""
         if self.model_type in T5_MODELS:
-            return f"model_type {self.model_type} (unscaled scores)", 1.0
+            return f"model_type {self.model_type}: unscaled scores", 1.0
         key, v = self.take("query_pre_attn_scalar")
         return (key, float(v) ** -0.5) if key else (None, None)
 

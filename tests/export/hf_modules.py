@@ -206,21 +206,8 @@ class GPTNeoXAttention(nn.Module):
 
 def eager_attention(q, k, v, heads, kv_heads, window):
     """llama's eager_attention_forward with repeat_kv and masking_utils' causal (+ sliding
-    window: kv_idx > q_idx - window) mask, finfo.min-filled."""
-    B, _, S, hd = q.shape
-    n_rep = heads // kv_heads
-    k = k[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
-    v = v[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
-    w = torch.matmul(q, k.transpose(2, 3)) * hd ** -0.5
-    qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
-    keep = ki <= qi
-    if window:
-        keep &= ki > qi - window
-    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
-                                                                          dtype=w.dtype))
-    w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
-                              torch.float64).to(q.dtype)
-    return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
+    window: kv_idx > q_idx - window) mask, finfo.min-filled; scaling head_dim ** -0.5."""
+    return eager_scaled(q, k, v, heads, kv_heads, q.shape[-1] ** -0.5, window)
 
 
 class Phi3Attention(nn.Module):
@@ -294,7 +281,7 @@ def rope_apply(q, k, theta, hd, S, dtype):
     return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
 
 
-def eager_scaled(q, k, v, heads, kv_heads, scaling, window, causal=True):
+def eager_scaled(q, k, v, heads, kv_heads, scaling, window):
     """eager_attention_forward with an explicit `scaling` (Qwen3, Gemma 3, OLMo-2): repeat_kv,
     scores * scaling, the causal (+ sliding window) mask finfo.min-filled, softmax in float32."""
     B, _, S, hd = q.shape
@@ -303,11 +290,11 @@ def eager_scaled(q, k, v, heads, kv_heads, scaling, window, causal=True):
     v = v[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
     w = torch.matmul(q, k.transpose(2, 3)) * scaling
     qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
-    keep = ki <= qi if causal else torch.ones(S, S, dtype=torch.bool)
+    keep = ki <= qi
     if window:
         keep &= ki > qi - window
-    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
-                        torch.full((), finfo_min(w), dtype=w.dtype))
+    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
+                                                                          dtype=w.dtype))
     w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
                               torch.float64).to(q.dtype)
     return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
