@@ -112,7 +112,7 @@ def blog_scale(d_k, heads):
 def resolve_scale(hf, args, family, d_k, heads):
     """(scale, where from): 0.0 = 1/sqrt(head_dim). config.json's wins over nothing; --scale must
     agree with it; the linear family's default is the blog's quirk."""
-    key, value = hf.scale()
+    key, value = hf.scale(d_k)
     if key is not None:
         if args.scale is not None and abs(args.scale - value) > 1e-6 * abs(value):
             fail(f"--scale {args.scale:g} disagrees with {hf.where} {key} (scale {value:g})")

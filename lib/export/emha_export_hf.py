@@ -278,12 +278,9 @@ class HfConfig:
         if pe not in (None, "absolute"):
             fail(f"{self.where} position_embedding_type = {pe}: BERT's relative position "
                  "embeddings (distance_embedding) are not supported")
-        if mt == "gpt2":
-            if self.c.get("scale_attn_weights", True) is False:
-                fail(f"{self.where} scale_attn_weights = false: unscaled scores are not supported")
-            if self.c.get("scale_attn_by_inverse_layer_idx"):
-                fail(f"{self.where} scale_attn_by_inverse_layer_idx = true: a per-layer score "
-                     "scale 1/(layer + 1) is not supported")
+        if mt == "gpt2" and self.c.get("scale_attn_by_inverse_layer_idx") and self.layer is None:
+            fail(f"{self.where} scale_attn_by_inverse_layer_idx = true: the score scale divides by "
+                 "the layer index + 1: give --layer N instead of --prefix")
 
     def head_dim(self):
         return self.take("head_dim", "d_kv") if self.model_type in T5_MODELS or \
@@ -297,9 +294,21 @@ class HfConfig:
         key, eps = self.take("rms_norm_eps")
         return kind, self.model_type in GEMMA_MODELS, key, eps
 
-    def scale(self):
+    def scale(self, d_k):
         """(key, score scale) when config.json sets one: Gemma's query_pre_attn_scalar ** -0.5,
-        T5's 1 (no scaling)."""
+        T5's 1 (no scaling), GPT-2's scale_attn_weights = false (1) and
+        scale_attn_by_inverse_layer_idx (divided by layer + 1)."""
+        if self.model_type == "gpt2":
+            unscaled = self.c.get("scale_attn_weights", True) is False
+            by_layer = bool(self.c.get("scale_attn_by_inverse_layer_idx"))
+            if not unscaled and not by_layer:
+                return None, None
+            keys = [k for k, on in (("scale_attn_weights = false", unscaled),
+                                     (f"scale_attn_by_inverse_layer_idx (layer {self.layer})",
+                                      by_layer)) if on]
+            self.used += [k.split(" ")[0] for k in keys]
+            return " and ".join(keys), (1.0 if unscaled else d_k ** -0.5) / \
+                (self.layer + 1 if by_layer else 1)
         if self.model_type in T5_MODELS:
             return f"model_type {self.model_type}: unscaled scores", 1.0
         key, v = self.take("query_pre_attn_scalar")

@@ -178,6 +178,17 @@ def t5_folder(heads=4, table_rows=8, table_heads=4, with_table=True, stacks=("en
                          layer_norm_epsilon=1e-6), t)
 
 
+def gpt2_folder(**config):
+    """GPT-2 layers 0 and 1: h.N.attn.c_attn [32, 96] (Conv1D [in, out]) and c_proj [32, 32]."""
+    t = {}
+    for i in (0, 1):
+        t[f"h.{i}.attn.c_attn.weight"] = torch.randn(32, 96) * 0.2
+        t[f"h.{i}.attn.c_attn.bias"] = torch.rand(96) - 0.5
+        t[f"h.{i}.attn.c_proj.weight"] = torch.randn(32, 32) * 0.2
+        t[f"h.{i}.attn.c_proj.bias"] = torch.rand(32) - 0.5
+    return HfFolder(dict(dict(model_type="gpt2", n_embd=32, n_head=4, n_layer=2), **config), t)
+
+
 def blog_state(d_model, heads):
     m = nn.Module()
     for n in ("linear_q", "linear_k", "linear_v", "linear_final"):
@@ -246,6 +257,9 @@ def feature_cases(layer):
                   ["--position", "relative_bias"], ["--position relative_bias", "T5"]))
     cases.append(("--head-split flat_view with RoPE", llama_folder(), layer +
                   ["--head-split", "flat_view"], ["--head-split flat_view has no positions"]))
+    cases.append(("GPT-2's per-layer scale without --layer",
+                  gpt2_folder(scale_attn_by_inverse_layer_idx=True), ["--prefix", "h.1.attn"],
+                  ["scale_attn_by_inverse_layer_idx", "give --layer N"]))
     cases.append(("the blog's scale with d_k // heads = 0", blog_state(16, 8), ["--heads", "8"],
                   ["(d_k // heads) ** -0.5", "d_k 2 and 8 heads", "--scale"]))
     return cases
@@ -383,6 +397,15 @@ def feature_accepted(tmp):
          "causal buckets", "scale 1", "norm pre rms_norm eps 1e-06", "masks.causal"],
         dict(position=4, relative_buckets=8, relative_max_distance=6, relative_bidirectional=0,
              scale=1.0, head_dim=8, norm=2, norm_kind=1)))
+    results.append(("GPT-2 scale_attn_weights = false and by inverse layer index, layer 1",) +
+                   exported(tmp, gpt2_folder(scale_attn_weights=False,
+                                             scale_attn_by_inverse_layer_idx=True),
+                            ["--layer", "1"], ["scale 0.5 (config.json scale_attn_weights = false "
+                                               "and scale_attn_by_inverse_layer_idx (layer 1))"],
+                            dict(scale=0.5)))
+    results.append(("GPT-2 scaled by inverse layer index, layer 1",) + exported(
+        tmp, gpt2_folder(scale_attn_by_inverse_layer_idx=True), ["--layer", "1"],
+        ["scale 0.176776695"], dict(scale=8 ** -0.5 / 2)))
     results.append(("the blog block as written: flat_view and its scale",) + exported(
         tmp, blog_state(16, 2), ["--heads", "2"], ["head split flat_view", "scale 0.5",
                                                    "--head-split columns"],
