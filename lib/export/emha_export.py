@@ -45,15 +45,17 @@ the rotary families: rope_theta / rotary_emb_base, Gemma 3's rope_local_base_fre
 layers, partial_rotary_factor / rotary_pct; T5's relative_attention_num_buckets / _max_distance),
 the sliding window (sliding_window, layer_types, Gemma 3's sliding_window_pattern, Qwen2's
 use_sliding_window / max_window_layers), the score scale (Gemma's query_pre_attn_scalar ** -0.5;
-T5's 1; GPT-2's scale_attn_weights = false and scale_attn_by_inverse_layer_idx), QK-norm (Qwen3, Gemma 3: per head, Gemma's (1 + w); OLMo-2: over the whole projection;
-eps rms_norm_eps) and the norms' eps (layer_norm_eps, layer_norm_epsilon) come from it; a flag that
-disagrees is an error naming both values. Refused by name: a rope scaling type (rope_scaling /
-rope_parameters: linear, dynamic, yarn, llama3, longrope ...), attn_logit_softcapping, Gemma 3's
-use_bidirectional_attention, LongT5, BERT's relative position embeddings. Gemma's sandwich norms and OLMo-2's norm of the attention output are not one
-of emha's placements: the attention alone is exported, and the line says so. On success one line
-on stdout says the family, prefix, dims (head_dim), positions (the relative bias table), the score
-scale, QK-norm, the head split, the norm, whether the model is causal (emha's causal mask is a
-forward() option) and what came from config.json.
+T5's 1; GPT-2's scale_attn_weights = false and scale_attn_by_inverse_layer_idx), QK-norm (Qwen3,
+Gemma 3: per head, Gemma's (1 + w); OLMo-2: over the whole projection; eps rms_norm_eps) and the
+norms' eps (layer_norm_eps, layer_norm_epsilon) come from it; a flag that disagrees is an error
+naming both values. Refused by name: a rope scaling type (rope_scaling / rope_parameters: linear,
+dynamic, yarn, llama3, longrope ...), attn_logit_softcapping, Gemma 3's
+use_bidirectional_attention, LongT5, BERT's relative position embeddings. Gemma's sandwich norms
+and OLMo-2's norm of the attention output are not one of emha's placements: the attention alone is
+exported, and the line says so. On success one line on stdout says the family, prefix, dims
+(head_dim), positions (the relative bias table), the score scale, QK-norm, the head split, the
+norm, whether the model is causal (emha's causal mask is a forward() option) and what came from
+config.json.
 
 --family auto (the default) picks the family by the tensors present. What the tensors cannot say
 comes from flags or, for a whole module, from its attributes (num_heads, LayerNorm eps,
