@@ -8,12 +8,7 @@ query_pre_attn_scalar ** -0.5, T5's 1, the blog block's (d_k // heads) ** -0.5),
 position bias (the [buckets, heads] table of block 0 of the layer's stack) and the blog block's
 head split as written (flat_view).
 """
-from emha_export_read import agree, fail, join, read_linear, shape_str
-
-
-def family_t5(ck, p, heads):
-    """T5Attention: P.q, P.k, P.v [heads x d_kv, d_model], P.o [d_model, heads x d_kv], no bias."""
-    return read_linear(ck, p, ["q", "k", "v", "o"], ["q", "k", "v", "o"])
+from emha_export_read import agree, fail, join, shape_str
 
 
 def head_dim_from(hf, args, heads, q_entry):

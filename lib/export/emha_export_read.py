@@ -182,6 +182,11 @@ def family_distilbert(ck, p, heads):
     return read_linear(ck, p, ["q", "k", "v", "o"], ["q_lin", "k_lin", "v_lin", "out_lin"])
 
 
+def family_t5(ck, p, heads):
+    """T5Attention: P.q, P.k, P.v [heads x d_kv, d_model], P.o [d_model, heads x d_kv], no bias."""
+    return read_linear(ck, p, ["q", "k", "v", "o"], ["q", "k", "v", "o"])
+
+
 def split_rows(parts, role_names, name, t, sizes, what):
     """parts[role] <- consecutive row blocks of t (a matrix or a bias vector) of `sizes` rows."""
     at = 0
@@ -319,7 +324,7 @@ FAMILIES = {
     "gpt2": (("c_attn.weight",), family_gpt2),
     "neox": (("query_key_value.weight",), family_neox),
     "phi3": (("qkv_proj.weight",), family_phi3),
-    "t5": (("q.weight",), None),
+    "t5": (("q.weight",), family_t5),
 }
 # Buffers of older checkpoints under the prefix that the export does not need (GPT-2's and
 # GPT-NeoX's causal-mask "bias" and "masked_bias"; rotary inv_freq; xPos's scale; BatchNorm's count)
@@ -423,8 +428,8 @@ def default_norm(ck, args, family, p):
 
 
 def read_norm(ck, args, d, norm, prefix, eps):
-    # d: the norm's width (d_model; heads x head_dim for sub-LN)
-    """(kind, eps, affine, weight entry, bias entry) of the norm at `prefix`."""
+    """(kind, eps, affine, weight entry, bias entry) of the norm at `prefix`; d: its width
+    (d_model; heads x head_dim for sub-LN)."""
     kind = args.norm_kind
     module = ck.submodule(prefix)
     if module is not None:
@@ -467,7 +472,6 @@ def read_norm(ck, args, d, norm, prefix, eps):
 def build_layer(ck, args):
     from emha_export_hf import HfConfig, layer_prefix, parse_layer  # noqa: E402
     import emha_export_features as feat  # noqa: E402 (both import fail from here)
-    FAMILIES["t5"] = (FAMILIES["t5"][0], feat.family_t5)
     layer = None
     if args.layer is not None:
         if args.prefix:
