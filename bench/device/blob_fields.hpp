@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which Config field a weight blob's header disagrees with (the format: emha/io/weight_blob.hpp,
-// version 1), so that emha-run can say more than config_mismatch: "heads: the blob says 8, this
+// versions 1 and 2), so that emha-run can say more than config_mismatch: "heads: the blob says 8, this
 // build's Config 4". Fields that do not apply (rope_base without RoPE, ...) are not compared, as
 // the loader does not compare them.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -30,12 +31,17 @@ inline float blob_f32(const unsigned char* blob, std::size_t offset) noexcept {
   return f;
 }
 
-// The first header field of `blob` (at least 128 bytes) that differs from Config C's.
+// The first header field of `blob` (at least its version's header bytes) that differs from
+// Config C's. A version 1 blob has no fields past 103: they are compared as their defaults.
 template <class C>
 FieldMismatch first_mismatch(const unsigned char* blob) noexcept {
   constexpr detail::MhaDims d = detail::mha_dims<C>();
   const bool rope = d.position == Position::rope, xpos = d.position == Position::xpos;
-  const bool norm = d.norm != NormPlacement::none;
+  const bool norm = d.norm != NormPlacement::none, qk = d.qk_norm != QkNorm::none;
+  const bool rel = d.position == Position::relative_bias, v2 = blob_u32(blob, 4) >= 2;
+  const auto resolved = [](double scale, double head_dim) {  // the loader's rule
+    return scale != 0 ? scale : double(1.0f / std::sqrt(float(head_dim)));
+  };
   const unsigned bias = unsigned(d.bias[0]) | unsigned(d.bias[1]) << 1 | unsigned(d.bias[2]) << 2 |
                         unsigned(d.bias[3]) << 3;
   struct Field {
@@ -63,12 +69,28 @@ FieldMismatch first_mismatch(const unsigned char* blob) noexcept {
       {"norm_kind", 80, false, norm, double(d.norm_kind)},
       {"norm_eps", 84, true, norm, double(d.norm_eps)},
       {"norm_affine", 88, false, norm, double(d.norm_affine)},
+      {"head_dim", 104, false, v2, double(d.head_dim)},
+      // Bytes 104-127 of a version 1 header are zero: no QK-norm, columns. Its position already
+      // differs from a relative_bias Config's, so bytes 128-139 (its table) are never read.
+      {"qk_norm", 112, false, true, double(d.qk_norm)},
+      {"qk_norm_unit_offset", 116, false, qk, double(d.qk_norm_unit_offset)},
+      {"qk_norm_eps", 120, true, qk, double(d.qk_norm_eps)},
+      {"head_split", 124, false, true, double(d.head_split)},
+      {"relative_buckets", 128, false, rel, double(d.relative_buckets)},
+      {"relative_max_distance", 132, false, rel, double(d.relative_max_distance)},
+      {"relative_bidirectional", 136, false, rel, double(d.relative_bidirectional)},
   };
   for (const Field& f : fields) {
     if (!f.applies) continue;
     const double in_blob = f.is_float ? double(blob_f32(blob, f.offset)) : double(blob_u32(blob, f.offset));
     if (in_blob != f.config) return {f.name, in_blob, f.config};
   }
+  // Version 1: head_dim d_model / heads. The scale, compared as the loader does once resolved.
+  const double head_dim = v2 ? double(blob_u32(blob, 104)) : double(d.d_model / d.heads);
+  if (head_dim != double(d.head_dim)) return {"head_dim", head_dim, double(d.head_dim)};
+  const double in_blob = resolved(v2 ? double(blob_f32(blob, 108)) : 0.0, head_dim);
+  const double config = resolved(double(d.scale), double(d.head_dim));
+  if (in_blob != config) return {"scale", in_blob, config};
   return {};
 }
 

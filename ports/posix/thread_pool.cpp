@@ -1,15 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 // POSIX port: parallel_for over a fixed set of worker threads (emha/port.hpp).
 // The application calls start_workers(n) once at init: n - 1 threads are created (the only
-// allocations here: their stacks and std::thread's state) and live until the process ends. A
-// parallel_for publishes one job (task function, context, count) and bumps a generation
-// counter; workers and the caller take task indices from one atomic counter until none is left.
-// Workers poll the generation for a while before they sleep on a condition variable: attention
-// calls parallel_for three times per sequence, microseconds apart, and a futex wake-up costs
-// more than a short job.
+// allocations here: their stacks and std::thread's state) and live until the process ends; n is
+// clamped to the CPUs the process may run on (its affinity mask).
+//
+// A parallel_for publishes one job (task function, context, count) as a new generation of the
+// `claim` word, generation << 32 | next task index. The caller and the workers take task indices
+// by compare-and-swap on that word, so a worker still holding an old generation can never take a
+// task of the new one; the caller waits only for tasks that were taken and are running, and runs
+// every task nobody has taken itself. A worker that is descheduled, or was asleep, when a job
+// starts therefore costs the job nothing: the others take its share.
+//
+// Waiting is bounded by time, not by a count of polls (a `pause` costs a few cycles on some cores
+// and over a hundred on others): a worker polls for a new job for spin_ns, then yields its core
+// for yield_ns more, then sleeps on a condition variable; the caller, waiting for tasks that
+// others run, polls for spin_ns and then yields, so that a worker sharing its core (more threads
+// than cores, or a busy neighbour process) gets to finish. Attention calls parallel_for a few
+// times per sequence, microseconds apart: a short spin saves a futex wake-up per call.
+
+#include <sched.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -20,21 +33,24 @@ namespace emha::port {
 namespace {
 
 constexpr std::size_t max_threads = 256;
-constexpr int spin_polls = 1 << 15;  // ~50-100 us of polling before a worker sleeps
+constexpr std::uint64_t spin_ns = 20000;   // polling before yielding
+constexpr std::uint64_t yield_ns = 200000; // a worker yielding before it sleeps
 
 struct Pool {
   std::mutex call;                      // one parallel_for at a time
   std::mutex m;                         // guards sleeping on `wake`
   std::condition_variable wake;
   std::atomic<std::size_t> threads{1};  // workers, the caller's included
-  std::atomic<std::size_t> generation{0};
-  // The current job; written under `call` before `generation` is bumped (release), read after
-  // a worker sees the new generation (acquire).
+  std::atomic<std::uint32_t> generation{0};  // the current job's; workers wait for it to change
+  // generation << 32 | next task index. Stored (release) after the job's fields are written;
+  // a successful compare-and-swap (acquire) on the current generation gives a task of that job,
+  // and the job's fields are read only then: the caller rewrites them for the next job only
+  // after every taken task has finished.
+  std::atomic<std::uint64_t> claim{0};
   ParallelTask task = nullptr;
   void* context = nullptr;
-  std::size_t tasks = 0;
-  std::atomic<std::size_t> next{0};     // next task index to take
-  std::atomic<std::size_t> busy{0};     // workers not yet done with the current job
+  std::atomic<std::size_t> tasks{0};
+  std::atomic<std::size_t> done{0};     // tasks of the current job finished
 };
 
 // Never destroyed: detached workers may still wait on it while the process exits.
@@ -44,57 +60,98 @@ Pool& pool() noexcept {
   return *p;
 }
 
-void run_tasks(Pool& p) noexcept {
-  for (std::size_t i; (i = p.next.fetch_add(1, std::memory_order_relaxed)) < p.tasks;)
-    p.task(p.context, i);
-}
-
 void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield");
 #endif
 }
 
-void worker_main(Pool& p) noexcept {
-  std::size_t seen = 0;
+// Takes and runs tasks of generation `gen` until none is left (or a newer job started).
+void run_tasks(Pool& p, std::uint32_t gen) noexcept {
+  std::uint64_t c = p.claim.load(std::memory_order_acquire);
   for (;;) {
-    int polls = 0;
-    while (p.generation.load(std::memory_order_acquire) == seen && polls < spin_polls) {
-      pause();
-      ++polls;
-    }
-    if (p.generation.load(std::memory_order_acquire) == seen) {
-      std::unique_lock<std::mutex> lock(p.m);
-      p.wake.wait(lock, [&] { return p.generation.load(std::memory_order_acquire) != seen; });
-    }
-    seen = p.generation.load(std::memory_order_acquire);
-    run_tasks(p);
-    p.busy.fetch_sub(1, std::memory_order_acq_rel);
+    if (std::uint32_t(c >> 32) != gen) return;
+    const std::size_t i = std::size_t(c & 0xFFFFFFFFu);
+    if (i >= p.tasks.load(std::memory_order_relaxed)) return;
+    if (!p.claim.compare_exchange_weak(c, c + 1, std::memory_order_acquire, std::memory_order_acquire))
+      continue;  // c now holds the current word
+    p.task(p.context, i);
+    p.done.fetch_add(1, std::memory_order_release);
+    c = p.claim.load(std::memory_order_acquire);
   }
+}
+
+// Waits for the generation to leave `seen`: polls, yields, then sleeps. Returns the new one.
+std::uint32_t wait_for_job(Pool& p, std::uint32_t seen) noexcept {
+  const std::uint64_t start = now_ns();
+  for (std::uint32_t polls = 0;; ++polls) {
+    const std::uint32_t g = p.generation.load(std::memory_order_acquire);
+    if (g != seen) return g;
+    if (polls % 64 != 63) {
+      pause();
+      continue;
+    }
+    const std::uint64_t waited = now_ns() - start;
+    if (waited < spin_ns) continue;
+    if (waited < spin_ns + yield_ns) {
+      std::this_thread::yield();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(p.m);
+    p.wake.wait(lock, [&] { return p.generation.load(std::memory_order_acquire) != seen; });
+    return p.generation.load(std::memory_order_acquire);
+  }
+}
+
+void worker_main(Pool& p) noexcept {
+  std::uint32_t seen = 0;
+  for (;;) {
+    seen = wait_for_job(p, seen);
+    run_tasks(p, seen);
+  }
+}
+
+// CPUs this process may run on (1 when unknown).
+std::size_t usable_cpus() noexcept {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return std::size_t(n);
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? n : 1;
 }
 
 }  // namespace
 
 void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept {
   Pool& p = pool();
-  const std::size_t helpers = p.threads.load(std::memory_order_acquire) - 1;
-  if (tasks <= 1 || helpers == 0) {
+  if (tasks <= 1 || p.threads.load(std::memory_order_acquire) == 1) {
     for (std::size_t i = 0; i < tasks; ++i) task(context, i);
     return;
   }
   std::lock_guard<std::mutex> call(p.call);
   p.task = task;
   p.context = context;
-  p.tasks = tasks;
-  p.next.store(0, std::memory_order_relaxed);
-  p.busy.store(helpers, std::memory_order_relaxed);
+  p.tasks.store(tasks, std::memory_order_relaxed);
+  p.done.store(0, std::memory_order_relaxed);
+  const std::uint32_t gen = p.generation.load(std::memory_order_relaxed) + 1;
+  p.claim.store(std::uint64_t(gen) << 32, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(p.m);  // a worker between its check and its wait sees this
-    p.generation.fetch_add(1, std::memory_order_release);
+    p.generation.store(gen, std::memory_order_release);
   }
   p.wake.notify_all();
-  run_tasks(p);
-  while (p.busy.load(std::memory_order_acquire) != 0) pause();
+  run_tasks(p, gen);
+  const std::uint64_t start = now_ns();
+  for (std::uint32_t polls = 0; p.done.load(std::memory_order_acquire) != tasks; ++polls) {
+    if (polls % 64 == 63 && now_ns() - start >= spin_ns)
+      std::this_thread::yield();
+    else
+      pause();
+  }
 }
 
 std::size_t workers() noexcept { return pool().threads.load(std::memory_order_acquire); }
@@ -103,6 +160,8 @@ std::size_t start_workers(std::size_t threads) noexcept {
   Pool& p = pool();
   std::lock_guard<std::mutex> call(p.call);
   if (p.threads.load() != 1 || threads <= 1) return p.threads.load();
+  const std::size_t cpus = usable_cpus();
+  if (threads > cpus) threads = cpus;
   if (threads > max_threads) threads = max_threads;
   std::size_t started = 1;
   for (; started < threads; ++started) std::thread([&p] { worker_main(p); }).detach();

@@ -6,7 +6,10 @@ nn.Modules and with the originals' torch expressions in the originals' order, th
 blocks emha is meant to replace (issue #16):
 
   BlogEncoderAttention  the "Attention Is All You Need" encoder attention block of the widely copied
-                        blog version (post-LN, the (d_k // heads) ** -0.5 scale, -1e9 masking)
+                        blog version as written (its flat .view(batch * heads, -1, d_k) head split,
+                        post-LN, the (d_k // heads) ** -0.5 scale, -inf masking)
+  BlogColumnsAttention  the same block with the conventional head split and -1e9 masking (not the
+                        blog's code)
   TorchscaleMHA         microsoft/torchscale component/multihead_attention.py (+ XPOS from
                         component/xpos_relative_position.py), non-flash path
   LabmlMHA              labml.ai annotated MultiHeadAttention, labml_nn/transformers/mha.py
@@ -69,12 +72,14 @@ DOUBLE_ARRAYS = {"out_f64"}
 POSITION = {"none": 0, "rope": 1, "xpos": 2, "alibi": 3}
 NORM = {"none": 0, "post": 1, "pre": 2, "sub": 3}
 NORM_KIND = {"layer_norm": 0, "rms_norm": 1}
+HEAD_SPLIT = {"columns": 0, "flat_view": 1}
 DEFAULT_META = dict(batch_first=True, self_attention=True, causal=False, q_bias=True, k_bias=True,
                     v_bias=True, out_bias=True, position="none", rope_pairing="half", rope_dims=0,
                     rope_base=10000.0, norm="none", norm_kind="layer_norm", norm_eps=1e-5,
                     norm_affine=False, scale=0.0, add_sinusoidal=False, need_weights=False,
                     average_attn_weights=False, attend_rows=0, attend_batch=0, kv_heads=0,
-                    sliding_window=0, decode_prefill=0)
+                    sliding_window=0, decode_prefill=0, head_split="columns",
+                    config_scale=False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -155,9 +160,18 @@ def redraw(name, draw, blocked):
 
 # --------------------------------------------------------------------------------------------------
 # 1. The blog encoder attention block ("Attention Is All You Need", the widely copied blog
-#    version): post-LN, scores scaled by (d_k // heads) ** -0.5 (its quirk), masked_fill(-1e9).
+#    version): post-LN, scores scaled by (d_k // heads) ** -0.5 (its quirk).
+#
+#    BlogEncoderAttention is the block as written: the heads are split by a flat
+#    .view(batch * heads, -1, d_k) with no transpose, so for batch item b head h is the h-th block of
+#    S * d_k consecutive floats of the projected [S, D] buffer (a flat [H, S, d_k] view), the context
+#    is viewed back the same way, and masked scores are -inf. BlogColumnsAttention is the same block
+#    with the conventional head split (.view(batch, -1, heads, d_k).transpose(1, 2), head h = columns
+#    h*d_k .. h*d_k + d_k - 1 of every row) and -1e9 masks: not the blog's code, kept as a fixture
+#    of the conventional split with the blog's scale and post-LN.
 
 class BlogEncoderAttention(nn.Module):
+    """The blog's MultiHeadAttention + post-LN as written (dropout off: eval)."""
     def __init__(self, d_model, heads):
         super().__init__()
         self.d_model = d_model
@@ -171,7 +185,30 @@ class BlogEncoderAttention(nn.Module):
         self.scale = (self.d_k // self.heads) ** -0.5  # the blog's quirk (not d_k ** -0.5)
 
     def forward(self, q, k, v, mask=None):
-        # q, k, v: [B, S, D]; mask: [B, 1, S_q, S_kv] (or broadcastable), 0 = masked
+        # q, k, v: [B, S, D]; mask: [B, S_q, S_kv], 0 = masked
+        residual = q
+        batch = q.size(0)
+        q = self.linear_q(q).view(batch * self.heads, -1, self.d_k)  # no transpose: a flat view
+        k = self.linear_k(k).view(batch * self.heads, -1, self.d_k)
+        v = self.linear_v(v).view(batch * self.heads, -1, self.d_k)
+        scores = torch.bmm(q, k.transpose(1, 2)) * self.scale  # [B * H, S_q, S_kv]
+        if mask is not None:
+            # The bmm's row b * H + h is batch item b's head h: each item's mask is repeated H times
+            # in a row. (The blog's mask.repeat(heads, 1, 1) tiles the batch instead, row i getting
+            # item i % B's mask; that differs from its own view for B > 1, and emha applies item b's
+            # mask to item b.)
+            mask = mask.repeat_interleave(self.heads, 0)
+            scores = scores.masked_fill(mask == 0, float("-inf"))
+        attn = torch.softmax(scores, dim=-1)
+        ctx = torch.bmm(attn, v).view(batch, -1, self.d_k * self.heads)
+        out = self.linear_final(ctx)
+        return self.layer_norm(residual + out)
+
+
+class BlogColumnsAttention(BlogEncoderAttention):
+    """The blog block with the conventional head split and -1e9 masks, not the blog's code."""
+    def forward(self, q, k, v, mask=None):
+        # q, k, v: [B, S, D]; mask: [B, S_q, S_kv], 0 = masked
         residual = q
         batch = q.size(0)
         q = self.linear_q(q).view(batch, -1, self.heads, self.d_k).transpose(1, 2)
@@ -179,7 +216,7 @@ class BlogEncoderAttention(nn.Module):
         v = self.linear_v(v).view(batch, -1, self.heads, self.d_k).transpose(1, 2)
         scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale
         if mask is not None:
-            scores = scores.masked_fill(mask == 0, -1e9)
+            scores = scores.masked_fill(mask[:, None] == 0, -1e9)
         attn = torch.softmax(scores, dim=-1)
         ctx = torch.matmul(attn, v)
         ctx = ctx.transpose(1, 2).contiguous().view(batch, -1, self.d_model)
@@ -197,9 +234,15 @@ def blog_to_emha(m):
                 norm_weight=m.layer_norm.weight, norm_bias=m.layer_norm.bias)
 
 
-def blog_case(name, d_model, heads, seq, batch, masked):
+BLOG_SPLIT_GAP = {}  # name -> max |as written - conventional split| on the same weights (printed)
+
+
+def blog_case(name, d_model, heads, seq, batch, masked, as_written):
+    """as_written: BlogEncoderAttention, head_split flat_view and the scale in Config::scale;
+    otherwise BlogColumnsAttention, head_split columns and the scale in ForwardOptions::scale."""
     torch.manual_seed(zlib.crc32(name.encode()))
-    m = randomize(BlogEncoderAttention(d_model, heads))
+    module = BlogEncoderAttention if as_written else BlogColumnsAttention
+    m = randomize(module(d_model, heads))
     emb = torch.randn(batch, seq, d_model)  # the fixture's query; the test adds emha's table
     pe = blog_sinusoidal(seq, d_model)
     causal = causal_blocked(seq, seq)
@@ -207,18 +250,31 @@ def blog_case(name, d_model, heads, seq, batch, masked):
     if masked:  # the blog's pad mask (key token == 0), drawn directly: True = pad
         padding = redraw(name, lambda: torch.rand(batch, seq) < 0.3,
                          lambda p: p[:, None, :] | causal[None])
-    # the blog's mask: pad mask [B, 1, 1, S] & sequence mask [1, 1, S, S], 1 = attend
-    mask = None if padding is None else (~padding)[:, None, None, :] & (~causal)[None, None]
+    # the blog's mask: pad mask [B, 1, S] & sequence mask [1, S, S], 1 = attend; no row is fully
+    # masked (redraw), so the -inf masks give no NaN row
+    mask = None if padding is None else (~padding)[:, None, :] & (~causal)[None]
     with torch.no_grad():
         x = emb + pe
         out = m(x, x, x, mask)
         x64 = emb.double() + pe.double()
         out64 = float64_copy(m)(x64, x64, x64, mask)
-    meta = dict(module="Attention Is All You Need encoder attention block, blog version (post-LN, "
-                       "(d_k // heads) ** -0.5 scale, -1e9 masks, input emb + sinusoidal)",
-                d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq, batch=batch, causal=masked,
-                norm="post", norm_kind="layer_norm", norm_eps=m.layer_norm.eps, norm_affine=True,
-                scale=m.scale, add_sinusoidal=True)
+        if as_written:  # the same weights through the conventional split: how far apart they are
+            other = BlogColumnsAttention(d_model, heads)
+            other.load_state_dict(m.state_dict())
+            other = float64_copy(other.eval())
+            BLOG_SPLIT_GAP[name] = float((other(x64, x64, x64, mask) - out64).abs().max())
+    if as_written:
+        module_text = ("Attention Is All You Need encoder attention block, blog version as written "
+                       "(flat .view(batch * heads, -1, d_k) head split, post-LN, (d_k // heads) ** -0.5 "
+                       "scale, -inf masks, input emb + sinusoidal)")
+    else:
+        module_text = ("the blog encoder attention block with the conventional head split, not the "
+                       "blog's code (.view(batch, -1, heads, d_k).transpose(1, 2), post-LN, "
+                       "(d_k // heads) ** -0.5 scale, -1e9 masks, input emb + sinusoidal)")
+    meta = dict(module=module_text, d_model=d_model, heads=heads, seq_q=seq, seq_kv=seq, batch=batch,
+                causal=masked, norm="post", norm_kind="layer_norm", norm_eps=m.layer_norm.eps,
+                norm_affine=True, scale=m.scale, add_sinusoidal=True,
+                head_split="flat_view" if as_written else "columns", config_scale=as_written)
     arrays = dict(blog_to_emha(m), query=emb, key=emb, value=emb, key_padding_mask=padding,
                   out=out, out_f64=out64)
     return meta, arrays
@@ -712,8 +768,9 @@ def feature_case(name, description, d_model, heads, seq, batch, padding=False, *
 # The cases
 
 CASES = [
-    ("blog_encoder", lambda n: blog_case(n, 32, 4, 7, 2, masked=True)),
-    ("blog_encoder_nomask", lambda n: blog_case(n, 48, 3, 6, 1, masked=False)),
+    ("blog_encoder", lambda n: blog_case(n, 32, 4, 7, 2, masked=True, as_written=True)),
+    ("blog_encoder_nomask", lambda n: blog_case(n, 48, 3, 6, 1, masked=False, as_written=True)),
+    ("blog_encoder_columns", lambda n: blog_case(n, 32, 4, 7, 2, masked=True, as_written=False)),
     ("torchscale_xpos_subln",
      lambda n: torchscale_case(n, 32, 4, 9, 2, xpos=True, subln=True, masks="all")),
     ("torchscale_plain", lambda n: torchscale_case(n, 24, 3, 6, 1, xpos=False, subln=False,
@@ -840,6 +897,10 @@ def render_header(name, meta, arrays):
         "// norm has a weight (and, LayerNorm, a bias)",
         f"  static constexpr float scale = {float_literal(m['scale'])};  "
         "// 0.0f: 1/sqrt(d_k); else the module's scale (blog quirk)",
+        f"  static constexpr bool config_scale = {b(m['config_scale'])};  "
+        "// scale goes to Config::scale if true, ForwardOptions::scale if false",
+        f"  static constexpr int head_split = {HEAD_SPLIT[m['head_split']]};  "
+        "// 0 columns, 1 flat_view (per item, head h = the h-th S*d_k floats of [S, D])",
         f"  static constexpr bool add_sinusoidal = {b(m['add_sinusoidal'])};  "
         "// test adds emha's sinusoidal table to query first",
         f"  static constexpr bool need_weights = {b(m['need_weights'])};  // attn_weights present",
@@ -898,6 +959,8 @@ def main():
     print(f"{'name':26s} {'elements':>8s}  torch f32 max |out - out_f64|")
     for name, count, err in rows:
         print(f"{name:26s} {count:8d}  {err:.3e}{'' if name in small else '  (not small)'}")
+    for name, gap in BLOG_SPLIT_GAP.items():
+        print(f"{name}: max |as written - conventional head split| (float64, same weights) {gap:.3f}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,10 @@ struct SeedConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
   static constexpr NormKind norm_kind = static_cast<NormKind>(F::norm_kind);
   static constexpr float norm_eps = F::norm_eps;
   static constexpr bool norm_affine = F::norm_affine;
+  static constexpr HeadSplit head_split = static_cast<HeadSplit>(F::head_split);
+  // The module's scale at compile time where the fixture asks for it (else seed_options passes it
+  // in ForwardOptions::scale); 0: 1/sqrt(d_k).
+  static constexpr float scale = F::config_scale ? F::scale : 0.0f;
 };
 
 template <class F>
@@ -65,7 +69,7 @@ ForwardOptions seed_options() {
   o.masks.score_bias = span_of(F::score_bias);
   o.masks.score_bias_shape = MaskShape::per_batch_head;
   o.average_attn_weights = F::average_attn_weights;
-  o.scale = F::scale;
+  o.scale = F::config_scale ? 0.0f : F::scale;  // 0: Config::scale
   return o;
 }
 

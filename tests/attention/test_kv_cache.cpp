@@ -31,9 +31,10 @@ namespace {
 
 using namespace emha::test;
 
-// What a KvCache serves: causal self-attention (xPos and sliding windows included).
+// What a KvCache serves: causal self-attention (xPos and sliding windows included) with the
+// conventional head split (a flat_view head mixes positions: no cache).
 template <class F>
-constexpr bool decodes = F::causal && F::self_attention;
+constexpr bool decodes = F::causal && F::self_attention && F::head_split == 0;
 
 // The fixtures of `small` that decode, as a std::tuple.
 template <class... F>

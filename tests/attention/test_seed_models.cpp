@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The seed modules end to end: the blog encoder block (sinusoidal input, post-LN),
-// torchscale's MultiheadAttention (xPos, sub-LN, rel_pos), labml's annotated MHA (its mask, V-only
-// bias), per-head Linear layouts, and RoPE / ALiBi / RMSNorm / pre-LN, each against a faithful
-// PyTorch re-implementation (tests/attention/gen_seed_fixtures.py, committed fixtures, mapped to
-// the API by seed_support.hpp), on the host (every fixture) and the firmware
+// The seed modules end to end: the blog encoder block (sinusoidal input, post-LN; as written, with
+// its flat head split as HeadSplit::flat_view and its scale as Config::scale, and with the
+// conventional split), torchscale's MultiheadAttention (xPos, sub-LN, rel_pos), labml's annotated
+// MHA (its mask, V-only bias), per-head Linear layouts, and RoPE / ALiBi / RMSNorm / pre-LN, each
+// against a faithful PyTorch re-implementation (tests/attention/gen_seed_fixtures.py, committed
+// fixtures, mapped to the API by seed_support.hpp), on the host (every fixture) and the firmware
 // (emha::seed_fixtures::small). Every path: fused (no attention weights), unfused (attention
 // weights out) and the scalar reference, each with the weights pre-packed into the object and
 // read in place. The blog encoder's fixtures get emha's sinusoidal table added to the query first

@@ -22,10 +22,11 @@ Cases: nn_mha (in_proj_weight, causal), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_pr
 attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
 post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
 o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
-labml (bias=False: V and output biases only, causal), blog (the blog block as its code is written:
-.view(batch * heads, -1, d_k) with no transpose, the (d_k // heads) ** -0.5 scale, post-LN;
-exported with the linear family's defaults, head_split flat_view), blog_columns (the conventional
-per-head split of tests/attention's BlogEncoderAttention, --head-split columns), per_head
+labml (bias=False: V and output biases only, causal), blog (the blog block as its code is written,
+tests/attention's BlogEncoderAttention: .view(batch * heads, -1, d_k) with no transpose, the
+(d_k // heads) ** -0.5 scale, post-LN; exported with the linear family's defaults, head_split
+flat_view), blog_columns (BlogColumnsAttention, the conventional per-head split, --head-split
+columns), per_head
 (q_heads.i lists); Hugging Face folders (config.json +
 model.safetensors written by hf_checkpoint.py, or pytorch_model.bin), exported with --layer 1 and
 the maxima only, the modules re-implemented in hf_modules.py from transformers' files: hf_bert
@@ -61,8 +62,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "attention"))
 sys.path.insert(0, str(HERE.parent.parent / "lib" / "export"))
 from gen_fixtures import array_member  # noqa: E402
-from gen_seed_fixtures import (BlogEncoderAttention, FeatureMHA, LabmlMHA, PerHeadMHA,  # noqa: E402
-                               TorchscaleMHA, default_dtype, float64_copy, randomize)
+from gen_seed_fixtures import (BlogColumnsAttention, BlogEncoderAttention, FeatureMHA,  # noqa: E402
+                               LabmlMHA, PerHeadMHA, TorchscaleMHA, default_dtype, float64_copy,
+                               randomize)
 from hf_checkpoint import write_folder  # noqa: E402
 import hf_modules as hf  # noqa: E402
 from read_blob import read_blob  # noqa: E402
@@ -199,33 +201,15 @@ class Labml(Case):
         return t(m(query=t(q), key=t(k), value=t(v), mask=mask))
 
 
-class BlogAsWritten(BlogEncoderAttention):
-    """The blog's encoder attention block as its code is written (tests/attention's
-    BlogEncoderAttention, whose fixture generator uses the conventional split): heads split by
-    `.view(batch * heads, -1, d_k)` with no transpose, bmm, the (d_k // heads) ** -0.5 scale,
-    masked_fill(mask == 0, -inf), the context viewed back the same way, post-LN."""
-
-    def forward(self, q, k, v, mask=None):
-        residual = q
-        batch = q.size(0)
-        q = self.linear_q(q).view(batch * self.heads, -1, self.d_k)
-        k = self.linear_k(k).view(batch * self.heads, -1, self.d_k)
-        v = self.linear_v(v).view(batch * self.heads, -1, self.d_k)
-        scores = torch.bmm(q, k.transpose(1, 2)) * self.scale
-        if mask is not None:
-            scores = scores.masked_fill(mask == 0, float("-inf"))
-        attn = torch.softmax(scores, dim=-1)
-        context = torch.bmm(attn, v).view(batch, -1, self.d_k * self.heads)
-        out = self.linear_final(context)
-        return self.layer_norm(residual + out)
-
-
-class Blog(Case):  # the block as written: exported with the defaults (flat_view, its scale)
+class Blog(Case):
+    """The blog block as its code is written (tests/attention's BlogEncoderAttention, the seed's
+    code: `.view(batch * heads, -1, d_k)` with no transpose, the (d_k // heads) ** -0.5 scale),
+    exported with the linear family's defaults (flat_view, its scale)."""
     prefix, flags = "encoder.layers.0.attention", ["--heads", "2", "--reference-rows", "6"]
     d_model, seq = 16, 6
 
     def build(self):
-        return BlogAsWritten(16, 2)
+        return BlogEncoderAttention(16, 2)
 
     def run(self, m, q, k, v):
         return m(q, k, v)
@@ -235,7 +219,7 @@ class BlogColumns(Blog):  # the conventional per-head column split: --head-split
     flags = ["--heads", "2", "--head-split", "columns", "--reference-rows", "6"]
 
     def build(self):
-        return BlogEncoderAttention(16, 2)
+        return BlogColumnsAttention(16, 2)
 
 
 class PerHead(Case):

@@ -42,9 +42,11 @@ enum class Stage : unsigned char {
   residual_output, norm_output, fill,
 };
 
+// At most 7 stages run: one norm placement, no positions or cache with the flat split. Small: the
+// plan sits in mha_forward's frame, on the deepest stack chain (Cortex-M55 at its 1 KiB budget).
 struct StagePlan {
-  Stage stage[10];
-  std::size_t count;
+  Stage stage[8];
+  unsigned char count;
 };
 
 constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A stage of the forward pass split over threads (emha::port::parallel_for). Each task owns a
-// scratch slot of the call's arena (its index names it, whichever thread runs it) and a fixed
-// set of items (task t: items t, t + tasks, ...), and every item writes its own outputs with
-// the code one thread would run: results are bit-identical for any number of threads.
+// scratch slot of the call's arena (its index names it, whichever thread runs it) and takes
+// items from a shared counter until none is left (a task on a thread that is slow, or shares
+// its core, takes fewer), and every item writes its own outputs with the code one thread would
+// run: results are bit-identical for any number of threads and any order.
 
 #include <atomic>
 #include <cstddef>
@@ -59,14 +60,15 @@ Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, c
   struct Job {
     const Body* body;
     const TaskSlots* slots;
-    std::size_t items, tasks;
+    std::size_t items;
+    std::atomic<std::size_t> next;
     std::atomic<int> status;
   };
-  Job job{&body, &slots, items, tasks, {0}};
+  Job job{&body, &slots, items, {0}, {0}};
   port::parallel_for(tasks, [](void* context, std::size_t t) noexcept {
     Job& j = *static_cast<Job*>(context);
     ArenaRef arena = j.slots->slot(t);
-    for (std::size_t i = t; i < j.items; i += j.tasks) {
+    for (std::size_t i; (i = j.next.fetch_add(1, std::memory_order_relaxed)) < j.items;) {
       const Status s = (*j.body)(i, arena);
       if (s != Status::ok) {
         int none = 0;
@@ -95,16 +97,17 @@ struct Product {
   bool k_blocks = false;  // GemmOptions::k_blocks
 };
 
-// A product in column blocks, one per task (multiples of gemm_max_nr wide: the same panels, so
-// the same bits, as one call).
+// A product in column blocks, two per task when split (multiples of gemm_max_nr wide: the same
+// panels, so the same bits, as one call; two, so that a task on a slower core hands one over).
 template <class K>
 Status run_product(const Product& p, const TaskSlots& slots) noexcept {
   const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k);
-  const std::size_t width = gemm_round_up((p.n + tasks - 1) / tasks, gemm_max_nr);
+  const std::size_t parts = tasks > 1 ? 2 * tasks : 1;
+  const std::size_t width = gemm_round_up((p.n + parts - 1) / parts, gemm_max_nr);
   const std::size_t blocks = (p.n + width - 1) / width;
   // Inlined into run_product's frame: a frame of its own takes Cortex-M4 -Os forward over the
   // 1 KiB stack budget (tests/firmware/stack_budget.py).
-  return for_items(slots, blocks, blocks, [&](std::size_t i, ArenaRef& arena) __attribute__((always_inline)) {
+  return for_items(slots, blocks, mha_min(tasks, blocks), [&](std::size_t i, ArenaRef& arena) __attribute__((always_inline)) {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
     if (p.packed)  // never on the reference path, which is given no packed weights
       return detail::gemm_f32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed,

@@ -92,8 +92,8 @@ template <class K>
     const std::size_t items = d.heads * fused_tiles(s.sh);
     return for_items(s.slots, items, stage_tasks(s.slots, items, flops),
                      [&s, b, scale](std::size_t i, ArenaRef& arena) noexcept {
-      // Tile-major: a task's items (i, i + tasks, ...) spread over the tiles, which differ in
-      // size (the last one is short), rather than taking every first tile.
+      // Tile-major: items are taken in order, so the short last tiles of the heads come last,
+      // where they fill the gaps of the tasks that finish first.
       const std::size_t h = i % s.d.heads;
       ArenaScope scope(arena);
       FusedScratch f{};

@@ -3,6 +3,7 @@
 #include <tuple>
 #include "blog_encoder.hpp"
 #include "blog_encoder_nomask.hpp"
+#include "blog_encoder_columns.hpp"
 #include "torchscale_xpos_subln.hpp"
 #include "torchscale_plain.hpp"
 #include "torchscale_xpos_causal.hpp"
@@ -25,16 +26,16 @@
 #include "post_ln_noaffine.hpp"
 namespace emha::seed_fixtures {
 using all = std::tuple<
-    blog_encoder, blog_encoder_nomask, torchscale_xpos_subln, torchscale_plain,
-    torchscale_xpos_causal, torchscale_xpos_decode, labml_nobias, labml_bias_cross, per_head_linear,
-    rope_half, rope_interleaved_partial, alibi_h6, alibi_h12_bidirectional, pre_ln_rms,
-    pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi, gqa_padding_pre_ln, window_gqa_rope,
-    window_alibi_padding, post_ln_noaffine>;
+    blog_encoder, blog_encoder_nomask, blog_encoder_columns, torchscale_xpos_subln,
+    torchscale_plain, torchscale_xpos_causal, torchscale_xpos_decode, labml_nobias,
+    labml_bias_cross, per_head_linear, rope_half, rope_interleaved_partial, alibi_h6,
+    alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi,
+    gqa_padding_pre_ln, window_gqa_rope, window_alibi_padding, post_ln_noaffine>;
 // fewer than 20000 array elements (weights + inputs + masks + outputs)
 using small = std::tuple<
-    blog_encoder, blog_encoder_nomask, torchscale_xpos_subln, torchscale_plain,
-    torchscale_xpos_decode, labml_nobias, labml_bias_cross, per_head_linear, rope_half,
-    rope_interleaved_partial, alibi_h6, alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm,
-    sub_ln_rms_alibi, gqa_rope, mqa_alibi, gqa_padding_pre_ln, window_gqa_rope,
+    blog_encoder, blog_encoder_nomask, blog_encoder_columns, torchscale_xpos_subln,
+    torchscale_plain, torchscale_xpos_decode, labml_nobias, labml_bias_cross, per_head_linear,
+    rope_half, rope_interleaved_partial, alibi_h6, alibi_h12_bidirectional, pre_ln_rms,
+    pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi, gqa_padding_pre_ln, window_gqa_rope,
     window_alibi_padding, post_ln_noaffine>;
 }  // namespace emha::seed_fixtures

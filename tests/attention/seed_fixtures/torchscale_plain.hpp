@@ -23,6 +23,8 @@ struct torchscale_plain {
   static constexpr float norm_eps = 0x1.4f8b58p-17f;  // 1e-5f when unused
   static constexpr bool norm_affine = false;  // norm has a weight (and, LayerNorm, a bias)
   static constexpr float scale = 0x0p+0f;  // 0.0f: 1/sqrt(d_k); else the module's scale (blog quirk)
+  static constexpr bool config_scale = false;  // scale goes to Config::scale if true, ForwardOptions::scale if false
+  static constexpr int head_split = 0;  // 0 columns, 1 flat_view (per item, head h = the h-th S*d_k floats of [S, D])
   static constexpr bool add_sinusoidal = false;  // test adds emha's sinusoidal table to query first
   static constexpr bool need_weights = true;  // attn_weights present
   static constexpr bool average_attn_weights = false;  // attn_weights [B,Sq,Skv] if true, [B,H,Sq,Skv] if false

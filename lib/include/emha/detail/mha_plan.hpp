@@ -19,6 +19,7 @@ struct MhaDims {
   std::size_t d_model = 0, heads = 0, kv_heads = 0, kdim = 0, vdim = 0, max_seq_q = 0, max_seq_kv = 0,
               max_batch = 0;
   std::size_t head_dim = 0;  // d_k, resolved
+  std::size_t q_width = 0;   // heads * head_dim, stored: one load, not a product, where it is used
   float scale = 0;           // Config::scale: the scores' scale, 0 for 1/sqrt(head_dim)
   bool bias[4] = {};     // Q, K, V, output projection has a bias
   bool prepack = false;
@@ -42,7 +43,7 @@ struct MhaDims {
 
   constexpr std::size_t d_k() const noexcept { return head_dim; }
   // Width of projected Q and of the heads' concatenated outputs: heads * d_k.
-  constexpr std::size_t q_dim() const noexcept { return heads * d_k(); }
+  constexpr std::size_t q_dim() const noexcept { return q_width; }
   // Width of projected K and of V: kv_heads * d_k (q_dim without GQA).
   constexpr std::size_t kv_dim() const noexcept { return kv_heads * d_k(); }
   // Width of the projected [Q | K | V] rows: q_dim + 2 * kv_dim.
@@ -84,6 +85,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.max_seq_kv = C::max_seq_kv;
   d.max_batch = C::max_batch;
   d.head_dim = C::head_dim != 0 ? C::head_dim : C::d_model / C::heads;
+  d.q_width = d.heads * d.head_dim;
   d.scale = C::scale;
   const ProjectionBias pb = C::projection_bias;
   d.bias[0] = C::bias && pb.q;
