@@ -40,8 +40,8 @@ encoder.1 / decoder.1: d_kv 8 x 4 heads over 16, block 0's relative bias table, 
 _expected header also holds the bucket of every relative position); each also exported with
 --reference-rows into a temporary folder, whose reference is checked here.
 
-hf_folders/<case>/ keeps the checkpoint folders of hf_qwen3, hf_gemma3, hf_olmo2, hf_mistral and
-the T5 cases with expected.json (the input and the re-implementation's float64 output) for
+hf_folders/<case>/ keeps the checkpoint folders of hf_qwen3, hf_gemma3, hf_olmo2, hf_mistral,
+hf_phi3 and the T5 cases with expected.json (the input and the re-implementation's float64 output) for
 hf_crosscheck.py, which compares them with transformers' own classes.
 """
 import json
@@ -312,7 +312,7 @@ class HfNeox(HfCase):  # query_key_value rows [H, 3, d_k]; rotary on the first r
 
 
 class HfPhi3(HfCase):  # qkv_proj rows q | k | v, GQA, partial rotary, sliding window
-    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 7
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 32, True, 7, True
     config = dict(model_type="phi3", hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
                   rope_theta=10000.0, partial_rotary_factor=0.5, sliding_window=4,
                   rope_scaling=None, rms_norm_eps=1e-5, max_position_embeddings=64)
