@@ -9,15 +9,20 @@ state_dict, or a dict holding one under "state_dict". A whole module saved with 
 needs --allow-pickle (full unpickling runs code from the file: trusted files only). The layer's
 tensors are the ones under --prefix P (P = "" for a module's own state_dict), or --layer N: layer
 N's attention by the family's naming (*.layers.N.self_attn, *.layer.N.attention, *.h.N.attn,
-*.layers.N.attention). Its naming family:
+*.layers.N.attention, *.block.N.layer.0.SelfAttention); --layer encoder.N / decoder.N picks the
+stack of an encoder-decoder model. Its naming family:
 
   nn_mha    torch.nn.MultiheadAttention: P.in_proj_weight, or P.q_proj_weight / k_proj_weight /
             v_proj_weight (kdim or vdim != embed_dim); P.in_proj_bias; P.out_proj.weight / .bias.
             add_bias_kv (P.bias_k / P.bias_v) is refused.
   proj      P.q_proj, P.k_proj, P.v_proj, P.out_proj (or HF's P.o_proj), .weight / .bias
-            (torchscale, HF Llama/Mistral; GQA: k_proj/v_proj have kv_heads * d_k rows)
+            (torchscale, HF Llama/Mistral/Qwen3/Gemma 3/OLMo-2; GQA: k_proj/v_proj have
+            kv_heads * head_dim rows); QK-norm: P.q_norm.weight, P.k_norm.weight
   labml     labml.ai: P.query.linear, P.key.linear, P.value.linear, P.output
-  linear    P.linear_q, P.linear_k, P.linear_v, P.linear_final (+ P.layer_norm, post-LN by default)
+  linear    P.linear_q, P.linear_k, P.linear_v, P.linear_final (+ P.layer_norm, post-LN by default):
+            the blog encoder block, exported as its code computes: heads split by
+            .view(batch * heads, -1, d_k) with no transpose (head_split flat_view; --head-split
+            columns for the conventional split) and scores scaled by (d_k // heads) ** -0.5
   per_head  lists of per-head linears P.q_heads.i / P.k_heads.i / P.v_heads.i (or P.Wq.i / Wk.i /
             Wv.i), concatenated in head order; output P.output_linear (or P.Wo, P.out)
 
@@ -29,17 +34,28 @@ N's attention by the family's naming (*.layers.N.self_attn, *.layer.N.attention,
   neox      GPT-NeoX/Pythia: P.query_key_value rows [heads, 3, d_k] (de-interleaved), P.dense;
             RoPE on the first rotary_pct of d_k, half pairing
   phi3      Phi-3: P.qkv_proj rows q | k | v (GQA), P.o_proj; RoPE
+  t5        T5Attention: P.q, P.k, P.v, P.o (no bias, head_dim d_kv, scale 1), the relative
+            position bias of block 0 of the same stack (STACK.block.0.layer.0.SelfAttention.
+            relative_attention_bias.weight [buckets, heads]); P's sibling layer_norm is a pre-RMSNorm
+            with the residual (T5LayerSelfAttention); a decoder's is causal with causal buckets
 
-With a config.json (a folder's, or --config), heads (num_attention_heads, n_head, n_heads), kv
-heads (num_key_value_heads), the position (RoPE for the rotary families: rope_theta /
-rotary_emb_base, partial_rotary_factor / rotary_pct), the sliding window (sliding_window,
-layer_types, Qwen2's use_sliding_window / max_window_layers) and BERT's layer_norm_eps come from
-it; a flag that disagrees is an error naming both values. Refused by name: a rope scaling type
-(rope_scaling / rope_parameters: linear, dynamic, yarn, llama3, longrope ...), head_dim other than
-d_model / heads, QK-norm (q_norm/k_norm), T5 (relative_attention_bias, unscaled scores), GPT-2's
-unscaled or per-layer-scaled scores, BERT's relative position embeddings. On success one line on
-stdout says the family, prefix, dims, positions, norm, whether the model is causal (emha's causal
-mask is a forward() option) and what came from config.json.
+With a config.json (a folder's, or --config), heads (num_attention_heads, n_head, n_heads,
+num_heads), kv heads (num_key_value_heads), head_dim (head_dim, T5's d_kv), the position (RoPE for
+the rotary families: rope_theta / rotary_emb_base, Gemma 3's rope_local_base_freq on its sliding
+layers, partial_rotary_factor / rotary_pct; T5's relative_attention_num_buckets / _max_distance),
+the sliding window (sliding_window, layer_types, Gemma 3's sliding_window_pattern, Qwen2's
+use_sliding_window / max_window_layers), the score scale (Gemma's query_pre_attn_scalar ** -0.5;
+T5's 1; GPT-2's scale_attn_weights = false and scale_attn_by_inverse_layer_idx), QK-norm (Qwen3,
+Gemma 3: per head, Gemma's (1 + w); OLMo-2: over the whole projection; eps rms_norm_eps) and the
+norms' eps (layer_norm_eps, layer_norm_epsilon) come from it; a flag that disagrees is an error
+naming both values. Refused by name: a rope scaling type (rope_scaling / rope_parameters: linear,
+dynamic, yarn, llama3, longrope ...), attn_logit_softcapping, Gemma 3's
+use_bidirectional_attention, LongT5, BERT's relative position embeddings. Gemma's sandwich norms
+and OLMo-2's norm of the attention output are not one of emha's placements: the attention alone is
+exported, and the line says so. On success one line on stdout says the family, prefix, dims
+(head_dim), positions (the relative bias table), the score scale, QK-norm, the head split, the
+norm, whether the model is causal (emha's causal mask is a forward() option) and what came from
+config.json.
 
 --family auto (the default) picks the family by the tensors present. What the tensors cannot say
 comes from flags or, for a whole module, from its attributes (num_heads, LayerNorm eps,
@@ -51,18 +67,18 @@ transposed tensor, a head count that does not divide d_model, a per-head list th
 long, a tensor under the prefix that the export would not use, a non-finite weight).
 
 Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
-  --blob OUT.bin    the blob: header, tensor table in id order, float32 little-endian tensors at
-                    64-byte aligned offsets, CRC-32. Layout 0 (PyTorch row-major) is the only
-                    layout written today; the packed-panel layouts are reserved.
+  --blob OUT.bin    the blob (format version 2): header, tensor table in id order, float32
+                    little-endian tensors at 64-byte aligned offsets, CRC-32. Layout 0 (PyTorch
+                    row-major) is the only layout written today; the packed-panel layouts are
+                    reserved.
   --header OUT.hpp  namespace NAME { struct Config : emha::MhaConfig<...> (every member set);
                     alignas(64) inline constexpr float arrays as exact hex-float literals, tied to
                     Config by static_asserts; emha::MhaWeights weights(); the reference, if any }
   --reference-rows N  (kdim == vdim == d_model) a seeded input [N, d_model] (uniform(-1, 1)) and
                     the layer's output on it (self-attention, batch 1, --reference-causal, the
-                    sliding window), computed here in float64 with emha's semantics, stored as
-                    float32: emha-run's check. Scores are always scaled by 1/sqrt(d_k), emha's
-                    default: a module with another scale (the blog encoder's quirk) passes
-                    ForwardOptions::scale at run time, and its reference differs from the module.
+                    sliding window), computed here in float64 with the module's semantics as
+                    exported (head split, score scale, QK-norm, positions, norm), stored as
+                    float32: emha-run's check.
 
 Examples:
   emha_export.py attn.pt --prefix layers.0.self_attn --heads 8 --blob attn.bin --header attn.hpp
@@ -74,6 +90,7 @@ Examples:
       --norm-prefix model.layers.0.input_layernorm --norm-eps 1e-5 --header llama0.hpp
   emha_export.py ts.pt --prefix attn --heads 4 --position xpos --norm sub --reference-rows 8 \\
       --blob ts.bin                                    # torchscale: xPos, sub-LN inner_attn_ln
+  emha_export.py ./t5-small --layer decoder.2 --max-seq-q 64 --blob t5d2.bin   # T5 decoder
 """
 import argparse
 import pathlib
@@ -86,8 +103,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from emha_export_read import FAMILIES, Checkpoint, ExportError, build_layer, fail  # noqa: E402
 from emha_export_reference import make_reference  # noqa: E402
-from emha_export_write import (NORM, NORM_KIND, PAIRING, POSITION, blob_bytes,  # noqa: E402
-                               header_text)
+from emha_export_write import (HEAD_SPLIT, NORM, NORM_KIND, PAIRING, POSITION,  # noqa: E402
+                               blob_bytes, header_text)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -98,8 +115,8 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("checkpoint")
     a.add_argument("--prefix", default="", help="the attention module's name in the state_dict")
-    a.add_argument("--layer", type=int, help="layer N's attention module by the family's naming "
-                   "(instead of --prefix)")
+    a.add_argument("--layer", help="layer N's attention module by the family's naming (instead "
+                   "of --prefix); STACK.N (encoder.N, decoder.N) in an encoder-decoder model")
     a.add_argument("--config", help="a config.json to read (default: the model folder's)")
     a.add_argument("--allow-pickle", action="store_true",
                    help="load a whole pickled module (runs code from the file: trusted files only)")
@@ -112,6 +129,18 @@ def parse_args(argv):
     a.add_argument("--rope-base", type=float, help="default 10000")
     a.add_argument("--xpos-scale-base", type=float)
     a.add_argument("--sliding-window", type=int, help="default 0 (none)")
+    a.add_argument("--head-dim", type=int, help="per-head width (default: config.json's "
+                   "head_dim, else Q's rows / heads)")
+    a.add_argument("--scale", type=float, help="the score scale (default: config.json's, the "
+                   "linear family's (d_k // heads) ** -0.5, else 1/sqrt(head_dim))")
+    a.add_argument("--head-split", choices=list(HEAD_SPLIT), help="default flat_view for the "
+                   "linear family (the blog block's .view as written), columns otherwise")
+    a.add_argument("--qk-norm-eps", type=float, help="QK-norm eps (default config.json's "
+                   "rms_norm_eps)")
+    a.add_argument("--qk-norm-unit-offset", action="store_true",
+                   help="QK-norm x_hat * (1 + w) (Gemma) without a config.json")
+    a.add_argument("--relative-max-distance", type=int, help="T5's relative_attention_max_"
+                   "distance without a config.json (default 128)")
     a.add_argument("--norm", choices=list(NORM))
     a.add_argument("--norm-kind", choices=list(NORM_KIND))
     a.add_argument("--norm-prefix")
@@ -132,8 +161,10 @@ def parse_args(argv):
     args = a.parse_args(argv)
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
-    if (args.sliding_window or 0) < 0 or args.reference_rows < 0 or (args.layer or 0) < 0:
-        a.error("--sliding-window, --reference-rows and --layer must not be negative")
+    if (args.sliding_window or 0) < 0 or args.reference_rows < 0:
+        a.error("--sliding-window and --reference-rows must not be negative")
+    if args.head_dim is not None and args.head_dim <= 0:
+        a.error("--head-dim must be positive")
     return args
 
 
@@ -150,7 +181,8 @@ def namespace_name(args):
 def summary(cfg, ck, args):
     """The one line said on success."""
     c = cfg
-    dims = (f"d_model {c['d_model']}, heads {c['heads']}, kv_heads {c['kv_heads']}, d_k {c['d_k']}"
+    dims = (f"d_model {c['d_model']}, heads {c['heads']}, kv_heads {c['kv_heads']}, head_dim {c['d_k']}"
+            + ("" if c['d_k'] * c['heads'] == c['d_model'] else " (decoupled from d_model / heads)")
             + (f", kdim {c['kdim']}, vdim {c['vdim']}" if (c['kdim'], c['vdim']) != (c['d_model'],) * 2
                else ""))
     pos = c["position"]
@@ -159,17 +191,34 @@ def summary(cfg, ck, args):
                 f"base {c['rope_base']:g})")
     elif pos == "xpos":
         pos += f" (scale base {c['xpos_scale_base']:g})"
+    elif pos == "relative_bias":
+        pos += (f" ({c['relative_from']} [{c['relative_buckets']}, {c['heads']}], max_distance "
+                f"{c['relative_max_distance']}, "
+                f"{'bidirectional' if c['relative_bidirectional'] else 'causal'} buckets)")
     if c["sliding_window"]:
         pos += f", sliding window {c['sliding_window']}"
+    scale = (f"scale {c['scale']:.9g}" + (f" ({c['scale_from']})" if c["scale_from"] else "")
+             if c["scale"] else "scale 1/sqrt(head_dim)")
+    qk = "none" if c["qk_norm"] == "none" else \
+        (f"{c['qk_norm']} rms_norm eps {c['qk_norm_eps']:g}"
+         + (" x_hat * (1 + w)" if c["qk_norm_unit_offset"] else ""))
+    split = "head split " + ("flat_view (the blog's .view(batch * heads, -1, d_k) as written; "
+                             "--head-split columns for the conventional split)"
+                             if c["head_split"] == "flat_view" else "columns")
+    if c["family"] == "linear" and c["head_split"] == "columns":
+        split += " (--head-split columns)"
     norm = "none" if c["norm"] == "none" else \
         f"{c['norm']} {c['norm_kind']} eps {c['norm_eps']:g}"
     told = (f"; from {c['config_file']}: {', '.join(c['from_config'])}" if c["config_file"]
             and c["from_config"] else (f"; {c['config_file']} gave nothing" if c["config_file"]
                                        else ""))
     causal = "; causal: pass masks.causal = true" if c["causal"] else ""
+    outside = (f"; attention only: the block's {c['outside_norms']} is not expressible as emha's "
+               "norm (none, pre, post, sub): apply it outside" if c["outside_norms"] else "")
     wrote = " and ".join(f for f in (args.header, args.blob) if f)
     return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "
-            f"{pos}; norm {norm}{causal}{told}; wrote {wrote}")
+            f"{pos}; {scale}; qk-norm {qk}; {split}; norm {norm}{outside}{causal}{told}; "
+            f"wrote {wrote}")
 
 
 def main(argv):

@@ -150,15 +150,26 @@ def load_checkpoint(path, allow_pickle, config_path=None):
 # --------------------------------------------------------------------------------------------------
 # --layer N: the attention module of layer N, by the families' naming
 
-LAYER_PATHS = (r"layers\.{n}\.self_attn",        # Llama, Mistral, Qwen2, Phi-3, BART, Whisper
+LAYER_PATHS = (r"layers\.{n}\.self_attn",        # Llama, Mistral, Qwen2/3, Gemma 3, OLMo-2, Phi-3, BART
                r"layer\.{n}\.attention",         # BERT, RoBERTa, ELECTRA, ViT, DistilBERT
                r"h\.{n}\.attn",                  # GPT-2
                r"layers\.{n}\.attention",        # GPT-NeoX / Pythia
-               r"block\.{n}\.layer\.0\.SelfAttention")  # T5 (refused)
+               r"block\.{n}\.layer\.0\.SelfAttention")  # T5 (encoder and decoder stacks)
 
 
-def layer_prefix(names, n):
-    pattern = re.compile(r"^((?:.*\.)?(?:" + "|".join(p.format(n=n) for p in LAYER_PATHS) + r"))\.")
+def parse_layer(text):
+    """--layer N or --layer STACK.N (STACK: a name part before the layer, e.g. encoder, decoder)."""
+    stack, _, n = str(text).rpartition(".")
+    if not n.isdigit() or (stack and not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", stack)):
+        fail(f"--layer {text}: expected N or STACK.N (e.g. 3, encoder.3, decoder.3)")
+    return stack, int(n)
+
+
+def layer_prefix(names, layer):
+    stack, n = parse_layer(layer)
+    within = rf"(?:.*\.)?{re.escape(stack)}\.(?:.*\.)?" if stack else r"(?:.*\.)?"
+    pattern = re.compile(r"^(" + within + r"(?:" + "|".join(p.format(n=n) for p in LAYER_PATHS)
+                         + r"))\.")
     found = sorted({m.group(1) for m in map(pattern.match, names) if m})
     if len(found) == 1:
         return found[0]
@@ -167,20 +178,38 @@ def layer_prefix(names, n):
                                + r"))\.")
         layers = sorted({m.group(1) for m in map(any_layer.match, names) if m})
         shown = ", ".join(layers[:6]) + (", ..." if len(layers) > 6 else "")
-        fail(f"--layer {n}: no attention module of layer {n} (as *.layers.{n}.self_attn, "
-             f"*.layer.{n}.attention, *.h.{n}.attn, *.layers.{n}.attention); "
+        fail(f"--layer {layer}: no attention module of layer {n}"
+             + (f" under '{stack}'" if stack else "")
+             + f" (as *.layers.{n}.self_attn, *.layer.{n}.attention, *.h.{n}.attn, "
+             f"*.layers.{n}.attention, *.block.{n}.layer.0.SelfAttention); "
              + (f"found {shown}" if layers else "no layer of any known family"))
-    fail(f"--layer {n} matches {len(found)} attention modules ({', '.join(found)}): "
-         "give --prefix instead")
+    stacks = sorted({f.split(".")[0] for f in found})
+    hint = (f"give --layer {stacks[0]}.{n} or {stacks[1]}.{n}, or --prefix" if len(stacks) == 2
+            else "give --prefix instead")
+    fail(f"--layer {layer} matches {len(found)} attention modules ({', '.join(found)}): {hint}")
+
+
+def t5_bias_prefix(prefix):
+    """T5: the relative_attention_bias table of a layer is block 0's of the same stack."""
+    return re.sub(r"block\.\d+\.layer\.0\.SelfAttention$", "block.0.layer.0.SelfAttention", prefix)
 
 
 # --------------------------------------------------------------------------------------------------
 # config.json
 
 ROPE_MODELS = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "phi3", "gpt_neox", "gemma",
-               "olmo", "starcoder2", "stablelm", "granite", "cohere"}
-QK_NORM_MODELS = {"qwen3", "qwen3_moe", "olmo2", "gemma3", "gemma3_text", "chameleon"}
-T5_MODELS = {"t5", "mt5", "umt5", "longt5", "switch_transformers"}
+               "gemma2", "olmo", "starcoder2", "stablelm", "granite", "cohere", "qwen3", "qwen3_moe",
+               "olmo2", "gemma3", "gemma3_text"}
+# QK-norm: per head over head_dim (Qwen3, Gemma 3: (1 + w)) or over the whole projection (OLMo-2)
+QK_NORM_MODELS = {"qwen3": "per_head", "qwen3_moe": "per_head", "gemma3": "per_head",
+                  "gemma3_text": "per_head", "olmo2": "whole"}
+GEMMA_MODELS = {"gemma", "gemma2", "gemma3", "gemma3_text"}  # RMSNorm x_hat * (1 + w)
+T5_MODELS = {"t5", "mt5", "umt5", "switch_transformers"}
+# Sandwich norms around the attention (emha has one placement: none, pre, post or sub)
+OUTSIDE_NORMS = {"gemma2": "input_layernorm and post_attention_layernorm (sandwich)",
+                 "gemma3": "input_layernorm and post_attention_layernorm (sandwich)",
+                 "gemma3_text": "input_layernorm and post_attention_layernorm (sandwich)",
+                 "olmo2": "post_attention_layernorm (on the attention output, before the residual)"}
 
 
 class HfConfig:
@@ -188,6 +217,9 @@ class HfConfig:
 
     def __init__(self, config, path, prefix, layer):
         self.c = config or {}
+        if isinstance(self.c.get("text_config"), dict):  # Gemma 3's multimodal config
+            self.c = dict(self.c["text_config"], model_type=self.c["text_config"].get(
+                "model_type", self.c.get("model_type")))
         self.present = config is not None
         self.where = "config.json" if path is None else path.name
         self.prefix, self.layer = prefix, layer
@@ -222,39 +254,76 @@ class HfConfig:
         if not self.present:
             return
         mt = self.model_type
-        if mt in T5_MODELS:
-            fail(f"{self.where} model_type {mt}: T5 attention is not supported (its "
-                 "relative_attention_bias, a bucketed relative position bias added to the scores, "
-                 "and its unscaled scores, no 1/sqrt(d_k), have no emha Config member)")
-        if mt in QK_NORM_MODELS:
-            fail(f"{self.where} model_type {mt}: QK-norm (q_norm/k_norm) is not supported")
-        for key in ("query_pre_attn_scalar", "attn_logit_softcapping"):
-            _, v = self.get(key)
-            if v is not None:
-                fail(f"{self.where} {key} = {v}: not supported (emha scales scores by "
-                     "1/sqrt(d_k) and has no logit soft-capping)")
-        _, scaling = self.get("rope_parameters", "rope_scaling")
-        if isinstance(scaling, dict):
-            kind = scaling.get("rope_type", scaling.get("type"))
-            if kind not in (None, "default"):
-                fail(f"{self.where} rope scaling '{kind}' (rope_scaling / rope_parameters) is not "
-                     "supported: emha implements plain RoPE (rope_theta) only")
+        if mt == "longt5":
+            fail(f"{self.where} model_type longt5: LongT5's local / transient-global attention is "
+                 "not supported (T5's full attention with relative_attention_bias is)")
+        _, v = self.get("attn_logit_softcapping")
+        if v is not None:
+            fail(f"{self.where} attn_logit_softcapping = {v}: logit soft-capping "
+                 "(tanh(s / c) * c on the scores) is not supported")
+        if self.get("query_pre_attn_scalar")[0] is not None and mt not in GEMMA_MODELS:
+            fail(f"{self.where} query_pre_attn_scalar with model_type {mt}: only Gemma's "
+                 "scaling = query_pre_attn_scalar ** -0.5 is known to the exporter")
+        if self.get("use_bidirectional_attention")[1]:
+            fail(f"{self.where} use_bidirectional_attention = true: Gemma 3's bidirectional "
+                 "variant (no causal mask, sliding window both ways) is not supported")
+        if not self.is_sliding():  # Gemma 3's sliding layers use local RoPE, never scaled
+            _, scaling = self.get("rope_parameters", "rope_scaling")
+            if isinstance(scaling, dict):
+                kind = scaling.get("rope_type", scaling.get("type"))
+                if kind not in (None, "default"):
+                    fail(f"{self.where} rope scaling '{kind}' (rope_scaling / rope_parameters) is "
+                         "not supported: emha implements plain RoPE (rope_theta) only")
         _, pe = self.get("position_embedding_type")
         if pe not in (None, "absolute"):
             fail(f"{self.where} position_embedding_type = {pe}: BERT's relative position "
                  "embeddings (distance_embedding) are not supported")
-        if mt == "gpt2":
-            if self.c.get("scale_attn_weights", True) is False:
-                fail(f"{self.where} scale_attn_weights = false: unscaled scores are not supported")
-            if self.c.get("scale_attn_by_inverse_layer_idx"):
-                fail(f"{self.where} scale_attn_by_inverse_layer_idx = true: a per-layer score "
-                     "scale 1/(layer + 1) is not supported")
+        if mt == "gpt2" and self.c.get("scale_attn_by_inverse_layer_idx") and self.layer is None:
+            fail(f"{self.where} scale_attn_by_inverse_layer_idx = true: the score scale divides by "
+                 "the layer index + 1: give --layer N instead of --prefix")
 
-    def check_head_dim(self, d, heads):
-        key, hd = self.get("head_dim")
-        if key is not None and heads and hd * heads != d:
-            fail(f"head_dim {hd} with hidden_size {d} / {heads} heads: emha needs head_dim = "
-                 "d_model / heads")
+    def head_dim(self):
+        return self.take("head_dim", "d_kv") if self.model_type in T5_MODELS or \
+            self.get("head_dim")[0] else (None, None)
+
+    def qk_norm(self):
+        """(kind, unit_offset, eps key, eps) for a QK-norm model_type, else (None, ...)."""
+        kind = QK_NORM_MODELS.get(self.model_type)
+        if kind is None:
+            return None, False, None, None
+        key, eps = self.take("rms_norm_eps")
+        return kind, self.model_type in GEMMA_MODELS, key, eps
+
+    def scale(self, d_k):
+        """(key, score scale) when config.json sets one: Gemma's query_pre_attn_scalar ** -0.5,
+        T5's 1 (no scaling), GPT-2's scale_attn_weights = false (1) and
+        scale_attn_by_inverse_layer_idx (divided by layer + 1)."""
+        if self.model_type == "gpt2":
+            unscaled = self.c.get("scale_attn_weights", True) is False
+            by_layer = bool(self.c.get("scale_attn_by_inverse_layer_idx"))
+            if not unscaled and not by_layer:
+                return None, None
+            keys = [k for k, on in (("scale_attn_weights = false", unscaled),
+                                     (f"scale_attn_by_inverse_layer_idx (layer {self.layer})",
+                                      by_layer)) if on]
+            self.used += [k.split(" ")[0] for k in keys]
+            return " and ".join(keys), (1.0 if unscaled else d_k ** -0.5) / \
+                (self.layer + 1 if by_layer else 1)
+        if self.model_type in T5_MODELS:
+            return f"model_type {self.model_type}: unscaled scores", 1.0
+        key, v = self.take("query_pre_attn_scalar")
+        return (key, float(v) ** -0.5) if key else (None, None)
+
+    def relative_bias(self):
+        """T5: (num_buckets, max_distance, bidirectional = encoder)."""
+        _, buckets = self.take("relative_attention_num_buckets")
+        _, distance = self.take("relative_attention_max_distance")
+        return int(buckets if buckets is not None else 32), \
+            int(distance if distance is not None else 128), \
+            "decoder" not in self.prefix.split(".")
+
+    def outside_norms(self):
+        return OUTSIDE_NORMS.get(self.model_type)
 
     def kv_heads(self):
         return self.take("num_key_value_heads", "num_kv_heads")
@@ -263,7 +332,21 @@ class HfConfig:
         return family in ("neox", "phi3") or (family == "proj" and self.model_type in ROPE_MODELS)
 
     def rope_base(self):
+        if self.model_type in ("gemma3", "gemma3_text") and self.is_sliding():
+            key, v = self.take("rope_local_base_freq")  # Gemma 3's local RoPE on sliding layers
+            return (key, v) if key else ("rope_local_base_freq (default)", 10000.0)
         return self.take("rope_parameters/rope_theta", "rope_theta", "rotary_emb_base")
+
+    def is_sliding(self):
+        """Whether layer N is a sliding-window layer by layer_types or Gemma 3's older
+        sliding_window_pattern (every pattern-th layer full); None when neither says."""
+        _, types = self.get("layer_types")
+        if isinstance(types, list) and self.layer is not None and self.layer < len(types):
+            return types[self.layer] == "sliding_attention"
+        _, pattern = self.get("sliding_window_pattern")
+        if isinstance(pattern, int) and pattern > 0 and self.layer is not None:
+            return (self.layer + 1) % pattern != 0
+        return None
 
     def rotary_fraction(self):
         return self.take("rope_parameters/partial_rotary_factor", "partial_rotary_factor",
@@ -273,9 +356,11 @@ class HfConfig:
         """HF's window for this layer: layer_types[N] when given, Qwen2's use_sliding_window /
         max_window_layers, else sliding_window as it is (0: none)."""
         key, types = self.get("layer_types")
-        if isinstance(types, list) and self.layer is not None and self.layer < len(types):
-            self.used.append(f"{key}[{self.layer}]")
-            if types[self.layer] != "sliding_attention":
+        sliding = self.is_sliding()
+        if sliding is not None:
+            self.used.append(f"{key}[{self.layer}]" if isinstance(types, list)
+                             else "sliding_window_pattern")
+            if not sliding:
                 return None, 0
         elif self.get("use_sliding_window")[0] is not None:
             self.used.append("use_sliding_window")
@@ -295,4 +380,6 @@ class HfConfig:
             return True
         if family == "proj" and self.model_type in ROPE_MODELS:
             return True
+        if family == "t5":
+            return "decoder" in self.prefix.split(".")
         return bool(self.c.get("is_decoder"))

@@ -182,6 +182,11 @@ def family_distilbert(ck, p, heads):
     return read_linear(ck, p, ["q", "k", "v", "o"], ["q_lin", "k_lin", "v_lin", "out_lin"])
 
 
+def family_t5(ck, p, heads):
+    """T5Attention: P.q, P.k, P.v [heads x d_kv, d_model], P.o [d_model, heads x d_kv], no bias."""
+    return read_linear(ck, p, ["q", "k", "v", "o"], ["q", "k", "v", "o"])
+
+
 def split_rows(parts, role_names, name, t, sizes, what):
     """parts[role] <- consecutive row blocks of t (a matrix or a bias vector) of `sizes` rows."""
     at = 0
@@ -319,6 +324,7 @@ FAMILIES = {
     "gpt2": (("c_attn.weight",), family_gpt2),
     "neox": (("query_key_value.weight",), family_neox),
     "phi3": (("qkv_proj.weight",), family_phi3),
+    "t5": (("q.weight",), family_t5),
 }
 # Buffers of older checkpoints under the prefix that the export does not need (GPT-2's and
 # GPT-NeoX's causal-mask "bias" and "masked_bias"; rotary inv_freq; xPos's scale; BatchNorm's count)
@@ -345,22 +351,21 @@ def expect(entry, shape, why):
         fail(f"{name} has shape {shape_str(t.shape)}, expected {shape_str(shape)} ({why})")
 
 
-def layer_dims(parts, heads, kv_flag):
-    """d_model, d_k, kv_heads, kdim, vdim from the Q/K/V/O tensors, every shape checked."""
+def layer_dims(parts, heads, kv_flag, head_dim=None):
+    """d_model, d_k (head_dim), kv_heads, kdim, vdim from the Q/K/V/O tensors, every shape
+    checked. head_dim: config.json's (decoupled from d_model / heads), else Q's rows / heads."""
     for role in ("q", "k", "v", "o"):
         name, t = parts[role]
         if t.dim() != 2:
             fail(f"{name} has shape {shape_str(t.shape)}, expected a matrix [out, in]")
     d = parts["q"][1].shape[1]
     rows = parts["q"][1].shape[0]
-    if rows != d and heads and heads > 0 and rows % heads == 0:
-        fail(f"{parts['q'][0]} has shape {shape_str(parts['q'][1].shape)}: head_dim {rows // heads} "
-             f"with d_model {d} / {heads} heads: emha needs head_dim = d_model / heads")
-    expect(parts["q"], (d, d), f"d_model {d} rows and columns: a Linear's [out_features, in_features]")
-    if heads <= 0 or d % heads:
-        fail(f"--heads {heads} does not divide d_model {d} ({parts['q'][0]} has shape "
-             f"{shape_str(parts['q'][1].shape)})")
-    d_k = d // heads
+    if heads <= 0 or rows % heads:
+        fail(f"--heads {heads} does not divide the {rows} rows of {parts['q'][0]} (heads x "
+             f"head_dim; d_model {d}: it has shape {shape_str(parts['q'][1].shape)})")
+    d_k = head_dim or rows // heads
+    expect(parts["q"], (heads * d_k, d), f"heads {heads} x head_dim {d_k} rows, d_model {d} "
+           "columns: a Linear's [out_features, in_features]")
     kname, k = parts["k"]
     rows, kdim = k.shape
     if kv_flag is not None:
@@ -370,7 +375,7 @@ def layer_dims(parts, heads, kv_flag):
     else:
         if rows % d_k:
             fail(f"{kname} has shape {shape_str(k.shape)}: {rows} rows are not a multiple of d_k "
-                 f"{d_k} (d_model {d} / heads {heads})")
+                 f"{d_k} (Q's rows / heads {heads})")
         kv_heads = rows // d_k
     if kv_heads <= 0 or heads % kv_heads:
         fail(f"{kname} has shape {shape_str(k.shape)}: kv_heads {kv_heads} ({rows} rows / d_k "
@@ -378,8 +383,9 @@ def layer_dims(parts, heads, kv_flag):
     vdim = parts["v"][1].shape[1]
     expect(parts["v"], (kv_heads * d_k, vdim),
            f"kv_heads {kv_heads} x d_k {d_k} rows, as {kname}, vdim {vdim} columns")
-    expect(parts["o"], (d, d), f"d_model {d} rows and columns")
-    for role, width in (("qb", d), ("kb", kv_heads * d_k), ("vb", kv_heads * d_k), ("ob", d)):
+    expect(parts["o"], (d, heads * d_k), f"d_model {d} rows, heads x head_dim {heads * d_k} columns")
+    for role, width in (("qb", heads * d_k), ("kb", kv_heads * d_k), ("vb", kv_heads * d_k),
+                        ("ob", d)):
         if role in parts:
             expect(parts[role], (width,), f"{width} outputs of its projection")
     return d, d_k, kv_heads, kdim, vdim
@@ -404,6 +410,11 @@ def default_norm(ck, args, family, p):
             prefix = join(parent, "norm1")
     own = {"linear": ("post", "layer_norm"), "proj": ("sub", "inner_attn_ln"),
            "bert": ("post", "output.LayerNorm")}.get(family)
+    if family == "t5" and p.endswith(".SelfAttention"):  # T5LayerSelfAttention: x + attn(norm(x))
+        parent = p[:-len(".SelfAttention")]
+        if ck.has(join(parent, "layer_norm.weight")):
+            own = ("pre", "layer_norm")
+            p = parent
     if own and ck.has(join(p, own[1] + ".weight")):
         if norm is None:
             norm = own[0]
@@ -417,7 +428,8 @@ def default_norm(ck, args, family, p):
 
 
 def read_norm(ck, args, d, norm, prefix, eps):
-    """(kind, eps, affine, weight entry, bias entry) of the norm at `prefix`."""
+    """(kind, eps, affine, weight entry, bias entry) of the norm at `prefix`; d: its width
+    (d_model; heads x head_dim for sub-LN)."""
     kind = args.norm_kind
     module = ck.submodule(prefix)
     if module is not None:
@@ -449,7 +461,7 @@ def read_norm(ck, args, d, norm, prefix, eps):
     entries = [(wname, w), (bname, b)]
     for e in entries:
         if e[1] is not None:
-            expect(e, (d,), f"d_model {d}")
+            expect(e, (d,), f"its width {d}")
     return kind, eps, w is not None, entries[0] if w is not None else None, \
         entries[1] if b is not None else None
 
@@ -457,29 +469,18 @@ def read_norm(ck, args, d, norm, prefix, eps):
 # --------------------------------------------------------------------------------------------------
 # The layer: everything the Config and the blob say
 
-def refuse_by_tensors(ck, p):
-    """Layers emha cannot express, recognized by their tensors, refused by name."""
-    names = ck.under(p)
-    if any(n.endswith(("q_norm.weight", "k_norm.weight")) for n in names):
-        fail(f"{p}: QK-norm (q_norm/k_norm) is not supported (an RMSNorm on Q and K before RoPE; "
-             f"{', '.join(n for n in names if 'q_norm' in n or 'k_norm' in n)})")
-    if any("relative_attention_bias" in n for n in names) or (
-            ck.has(join(p, "q.weight")) and ck.has(join(p, "o.weight"))):
-        fail(f"{p}: T5 attention (q/k/v/o, relative_attention_bias) is not supported: its bucketed "
-             "relative position bias and unscaled scores (no 1/sqrt(d_k)) have no emha Config "
-             "member")
-
-
 def build_layer(ck, args):
-    from emha_export_hf import HfConfig, layer_prefix  # noqa: E402 (it imports fail from here)
+    from emha_export_hf import HfConfig, layer_prefix, parse_layer  # noqa: E402
+    import emha_export_features as feat  # noqa: E402 (both import fail from here)
+    layer = None
     if args.layer is not None:
         if args.prefix:
             fail(f"--layer {args.layer} and --prefix {args.prefix}: give one of them")
         args.prefix = layer_prefix(list(ck.tensors), args.layer)
+        layer = parse_layer(args.layer)[1]
     p = args.prefix
-    hf = HfConfig(ck.config, ck.config_path, p, args.layer)
+    hf = HfConfig(ck.config, ck.config_path, p, layer)
     hf.refuse_unsupported()
-    refuse_by_tensors(ck, p)
     module = ck.submodule(p)
     heads, kv_flag = args.heads, args.kv_heads
     where = hf.where
@@ -495,14 +496,13 @@ def build_layer(ck, args):
     if heads is None:
         fail("--heads is required: a state_dict does not say how many heads it has")
     family = detect_family(ck, p, args.family)
-    if family not in ("proj", "phi3") and kv_flag is None:
+    if family not in ("proj", "phi3", "t5") and kv_flag is None:
         kv_flag = heads  # GQA is read from K's rows only: the other families have none
     parts = (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
              else FAMILIES[family][1](ck, p, heads))
     _, hidden = hf.get("hidden_size", "n_embd", "dim", "d_model")
-    if isinstance(hidden, int):
-        hf.check_head_dim(hidden, heads)
-    d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag)
+    head_dim = feat.head_dim_from(hf, args, heads, parts["q"])
+    d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag, head_dim)
     if isinstance(hidden, int) and hidden != d:
         fail(f"{parts['q'][0]} has d_model {d} columns, but {where} says hidden size {hidden}")
     if isinstance(module, torch.nn.MultiheadAttention):
@@ -511,7 +511,17 @@ def build_layer(ck, args):
                 fail(f"{join(p, attr)} = {getattr(module, attr)} disagrees with the K/V weights' "
                      f"{value} columns")
 
-    if hf.present:
+    qk_norm, qk_offset, qk_eps, qn, kn = feat.read_qk_norm(ck, p, hf, args, heads, kv_heads, d_k)
+    relative = None
+    if family == "t5":
+        args.position = agree(args.position, "relative_bias",
+                              ("--position", f"{family} (relative_attention_bias)"))
+        relative = feat.read_relative_bias(ck, p, hf, args, heads)
+    elif args.position == "relative_bias":
+        fail("--position relative_bias is T5's (q/k/v/o with relative_attention_bias); "
+             f"'{p}' is family {family}")
+
+    if hf.present and family != "t5":
         implied = "rope" if hf.uses_rope(family) else "none"
         args.position = agree(args.position, implied, ("--position", f"{where} model_type "
                                                        f"{hf.model_type} ({implied})"))
@@ -541,12 +551,14 @@ def build_layer(ck, args):
     if args.sliding_window is None:
         args.sliding_window = 0
     norm_eps = args.norm_eps
-    if family == "bert":
+    if family in ("bert", "t5"):
         key, value = hf.norm_eps()
         norm_eps = agree(norm_eps, value, ("--norm-eps", f"{where} {key}"))
-        if norm_eps is None:
+        if norm_eps is None and family == "bert":
             fail(f"{join(p, 'output.LayerNorm')}: --norm-eps is required without config.json "
                  "(BERT's layer_norm_eps, 1e-12 in its configs)")
+        if norm_eps is None and hf.present:
+            norm_eps = 1e-6  # T5Config's layer_norm_epsilon default
 
     position = args.position
     xpos_module = getattr(module, "xpos", None) if module is not None else None
@@ -577,8 +589,10 @@ def build_layer(ck, args):
     if norm == "none":
         norm_eps = 1e-5
     if norm != "none":
-        norm_kind, norm_eps, norm_affine, nw, nb = read_norm(ck, args, d, norm, norm_prefix,
-                                                             norm_eps)
+        norm_kind, norm_eps, norm_affine, nw, nb = read_norm(
+            ck, args, heads * d_k if norm == "sub" else d, norm, norm_prefix, norm_eps)
+    scale, scale_from = feat.resolve_scale(hf, args, family, d_k, heads)
+    head_split = feat.resolve_head_split(args, family, position, d, heads, d_k)
 
     ignored = {join(p, n) for n in IGNORED.get(family, ())}
     unused = [n for n in ck.under(p) + (ck.under(norm_prefix) if norm_prefix else [])
@@ -606,6 +620,10 @@ def build_layer(ck, args):
         tensors["norm_weight"] = nw[1]
     if nb is not None:
         tensors["norm_bias"] = nb[1]
+    if qn is not None:
+        tensors["q_norm_weight"], tensors["k_norm_weight"] = qn[1], kn[1]
+    if relative is not None:
+        tensors["relative_attention_bias"] = relative[3][1]
 
     max_seq_q = args.max_seq_q or max(64, args.reference_rows)
     cfg = dict(family=family, d_model=d, heads=heads, kv_heads=kv_heads, d_k=d_k, kdim=kdim,
@@ -616,7 +634,14 @@ def build_layer(ck, args):
                rope_pairing=args.rope_pairing, rope_dims=rope_dims, rope_base=args.rope_base,
                xpos_scale_base=scale_base if scale_base is not None else 512.0,
                sliding_window=args.sliding_window, norm=norm, norm_kind=norm_kind,
-               norm_eps=norm_eps, norm_affine=norm_affine if norm != "none" else True)
+               norm_eps=norm_eps, norm_affine=norm_affine if norm != "none" else True,
+               head_dim=d_k, scale=scale, scale_from=scale_from, qk_norm=qk_norm,
+               qk_norm_eps=qk_eps, qk_norm_unit_offset=qk_offset, head_split=head_split,
+               relative_buckets=relative[0] if relative else 32,
+               relative_max_distance=relative[1] if relative else 128,
+               relative_bidirectional=relative[2] if relative else True,
+               relative_from=relative[3][0] if relative else None,
+               outside_norms=hf.outside_norms() if hf.present else None)
     for key in ("max_seq_q", "max_seq_kv", "max_batch", "max_threads"):
         if cfg[key] <= 0:
             fail(f"--{key.replace('_', '-')} {cfg[key]} must be positive")

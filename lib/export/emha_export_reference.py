@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: the reference, emha's forward in float64.
+"""Part of emha_export.py: the reference, the exported layer's forward in float64.
 
-ALiBi slopes, RoPE, xPos and the norms as emha computes them, reference_forward on one layer
-(self-attention, batch 1) and make_reference: the seeded input and its output that the blob and
-the header carry for emha-run's check.
+ALiBi slopes, RoPE, xPos, T5's relative position buckets, QK-norm and the norms, reference_forward
+on one layer (self-attention, batch 1) with the module's own semantics as the Config states them
+(head_dim, score scale, QK-norm, the blog block's flat head split), and make_reference: the seeded
+input and its output that the blob and the header carry for emha-run's check.
 """
 import math
 
@@ -61,6 +62,29 @@ def xpos(x, scale_base, downscale):
     return x * cos + rotate_every_two(x) * sin
 
 
+def relative_bucket(rel, bidirectional, num_buckets, max_distance):
+    """T5's _relative_position_bucket, exactly (its log in float32, truncated toward zero);
+    rel = key position - query position, a long tensor."""
+    buckets = torch.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        buckets += (rel > 0).long() * num_buckets
+        n = rel.abs()
+    else:
+        n = -torch.min(rel, torch.zeros_like(rel))
+    max_exact = num_buckets // 2
+    large = max_exact + (torch.log(n.float() / max_exact) / math.log(max_distance / max_exact)
+                         * (num_buckets - max_exact)).long()
+    large = torch.min(large, torch.full_like(large, num_buckets - 1))
+    return buckets + torch.where(n < max_exact, n, large)
+
+
+def qk_normalize(x, cfg, w):
+    """QK-norm of x [n, heads * d_k] (whole) or per head of x [heads, n, d_k] (per_head)."""
+    y = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + cfg["qk_norm_eps"])
+    return y * (1 + w) if cfg["qk_norm_unit_offset"] else y * w
+
+
 def normalize(x, cfg, w, b):
     if cfg["norm_kind"] == "layer_norm":
         mean = x.mean(-1, keepdim=True)
@@ -73,16 +97,22 @@ def normalize(x, cfg, w, b):
     return y + b if b is not None else y
 
 
+def split_heads(y, n, heads, d_k, flat):
+    """[n, heads * d_k] -> [heads, n, d_k]: per-head columns, or the blog's flat view."""
+    return y.reshape(heads, n, d_k) if flat else y.view(n, heads, d_k).transpose(0, 1)
+
+
 def reference_forward(cfg, tensors, x, causal):
     """x [n, d_model] float64 -> the layer's output [n, d_model] float64."""
     t = {k: v.double() for k, v in tensors.items()}
-    d, h, kvh, d_k = cfg["d_model"], cfg["heads"], cfg["kv_heads"], cfg["d_k"]
-    kv_dim, n = kvh * d_k, x.shape[0]
+    h, kvh, d_k = cfg["heads"], cfg["kv_heads"], cfg["d_k"]
+    q_dim, kv_dim, n = h * d_k, kvh * d_k, x.shape[0]
+    flat = cfg["head_split"] == "flat_view"
     nw, nb = t.get("norm_weight"), t.get("norm_bias")
     inp = normalize(x, cfg, nw, nb) if cfg["norm"] == "pre" else x
     w = t["in_proj_weight"]
-    widths = [d, kv_dim, kv_dim]
-    starts = [0, d, d + kv_dim]
+    widths = [q_dim, kv_dim, kv_dim]
+    starts = [0, q_dim, q_dim + kv_dim]
     bias_all = t.get("in_proj_bias")
     proj, bias_at = [], 0
     for i, r in enumerate("qkv"):
@@ -91,27 +121,38 @@ def reference_forward(cfg, tensors, x, causal):
             y = y + bias_all[bias_at:bias_at + widths[i]]
             bias_at += widths[i]
         proj.append(y)
-    q = proj[0].view(n, h, d_k).transpose(0, 1)
-    k = proj[1].view(n, kvh, d_k).transpose(0, 1)
-    v = proj[2].view(n, kvh, d_k).transpose(0, 1)
+    if cfg["qk_norm"] == "whole":
+        proj[0] = qk_normalize(proj[0], cfg, t["q_norm_weight"])
+        proj[1] = qk_normalize(proj[1], cfg, t["k_norm_weight"])
+    q = split_heads(proj[0], n, h, d_k, flat)
+    k = split_heads(proj[1], n, kvh, d_k, flat)
+    v = split_heads(proj[2], n, kvh, d_k, flat)
+    if cfg["qk_norm"] == "per_head":
+        q, k = qk_normalize(q, cfg, t["q_norm_weight"]), qk_normalize(k, cfg, t["k_norm_weight"])
     if cfg["position"] == "rope":
         q, k = rope(q, cfg), rope(k, cfg)
     elif cfg["position"] == "xpos":
         q, k = xpos(q, cfg["xpos_scale_base"], False), xpos(k, cfg["xpos_scale_base"], True)
     k, v = k.repeat_interleave(h // kvh, 0), v.repeat_interleave(h // kvh, 0)
-    scores = (q @ k.transpose(1, 2)) * d_k ** -0.5  # [h, n, n]
+    scale = float(cfg["scale"]) if cfg["scale"] else d_k ** -0.5
+    scores = (q @ k.transpose(1, 2)) * scale  # [h, n, n]
     pos = torch.arange(n)
     behind = pos[:, None] - pos[None, :]  # query i minus key j
     if cfg["position"] == "alibi":
         slopes = torch.tensor(get_slopes(h), dtype=torch.float64)
         scores = scores - slopes[:, None, None] * behind.abs().double()[None]
+    elif cfg["position"] == "relative_bias":
+        bucket = relative_bucket(-behind, cfg["relative_bidirectional"], cfg["relative_buckets"],
+                                 cfg["relative_max_distance"])
+        scores = scores + t["relative_attention_bias"][bucket].permute(2, 0, 1)
     blocked = torch.zeros(n, n, dtype=torch.bool)
     if causal:
         blocked |= behind < 0
     if cfg["sliding_window"]:
         blocked |= behind >= cfg["sliding_window"]
     scores = scores.masked_fill(blocked[None], float("-inf"))
-    ctx = (torch.softmax(scores, -1) @ v).transpose(0, 1).reshape(n, d)
+    ctx = torch.softmax(scores, -1) @ v  # [h, n, d_k]
+    ctx = ctx.reshape(n, q_dim) if flat else ctx.transpose(0, 1).reshape(n, q_dim)
     if cfg["norm"] == "sub":
         ctx = normalize(ctx, cfg, nw, nb)
     out = ctx @ t["out_proj_weight"].T

@@ -22,16 +22,31 @@ Cases: nn_mha (in_proj_weight, causal), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_pr
 attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
 post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
 o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
-labml (bias=False: V and output biases only, causal), blog (linear_q.. + layer_norm post-LN, the
-(d_k // heads) ** -0.5 scale), per_head (q_heads.i lists); Hugging Face folders (config.json +
+labml (bias=False: V and output biases only, causal), blog (the blog block as its code is written,
+tests/attention's BlogEncoderAttention: .view(batch * heads, -1, d_k) with no transpose, the
+(d_k // heads) ** -0.5 scale, post-LN; exported with the linear family's defaults, head_split
+flat_view), blog_columns (BlogColumnsAttention, the conventional per-head split, --head-split
+columns), per_head
+(q_heads.i lists); Hugging Face folders (config.json +
 model.safetensors written by hf_checkpoint.py, or pytorch_model.bin), exported with --layer 1 and
 the maxima only, the modules re-implemented in hf_modules.py from transformers' files: hf_bert
 (post-LN inside BertAttention), hf_vit, hf_distilbert (pytorch_model.bin), hf_gpt2 (Conv1D,
 causal), hf_neox (interleaved query_key_value, partial rotary), hf_phi3 (fused qkv_proj, GQA,
-partial rotary, sliding window), hf_mistral (q/k/v/o_proj, GQA, rope_theta, sliding window); each
-also exported with --reference-rows into a temporary folder, whose reference is checked here.
+partial rotary, sliding window), hf_mistral (q/k/v/o_proj, GQA, rope_theta, sliding window),
+hf_qwen3 (head_dim 8 x 4 heads over 24, per-head QK-norm), hf_gemma3 (layer 1 sliding: window 4,
+rope_local_base_freq; query_pre_attn_scalar; (1 + w) QK-norm; its sandwich norms outside),
+hf_olmo2 (QK-norm over the whole projection), hf_t5_encoder / hf_t5_decoder (--layer
+encoder.1 / decoder.1: d_kv 8 x 4 heads over 16, block 0's relative bias table, pre-RMSNorm; the
+_expected header also holds the bucket of every relative position); each also exported with
+--reference-rows into a temporary folder, whose reference is checked here.
+
+hf_folders/<case>/ keeps the checkpoint folders of hf_qwen3, hf_gemma3, hf_olmo2, hf_mistral,
+hf_phi3 and the T5 cases with expected.json (the input and the re-implementation's float64 output) for
+hf_crosscheck.py, which compares them with transformers' own classes.
 """
+import json
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,14 +60,18 @@ sys.dont_write_bytecode = True
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "attention"))
+sys.path.insert(0, str(HERE.parent.parent / "lib" / "export"))
 from gen_fixtures import array_member  # noqa: E402
-from gen_seed_fixtures import (BlogColumnsAttention, FeatureMHA, LabmlMHA, PerHeadMHA,  # noqa: E402
-                               TorchscaleMHA, default_dtype, float64_copy, randomize)
+from gen_seed_fixtures import (BlogColumnsAttention, BlogEncoderAttention, FeatureMHA,  # noqa: E402
+                               LabmlMHA, PerHeadMHA, TorchscaleMHA, default_dtype, float64_copy,
+                               randomize)
 from hf_checkpoint import write_folder  # noqa: E402
 import hf_modules as hf  # noqa: E402
 from read_blob import read_blob  # noqa: E402
+from emha_export_reference import relative_bucket  # noqa: E402
 
 OUT_DIR = HERE / "fixtures"
+CROSSCHECK_DIR = HERE / "hf_folders"  # the checkpoints hf_crosscheck.py runs real transformers on
 REF_TOLERANCE = 1e-5  # blob reference vs the real module's float64 output, max |difference|
 BATCH = 2
 
@@ -183,20 +202,24 @@ class Labml(Case):
 
 
 class Blog(Case):
+    """The blog block as its code is written (tests/attention's BlogEncoderAttention, the seed's
+    code: `.view(batch * heads, -1, d_k)` with no transpose, the (d_k // heads) ** -0.5 scale),
+    exported with the linear family's defaults (flat_view, its scale)."""
     prefix, flags = "encoder.layers.0.attention", ["--heads", "2", "--reference-rows", "6"]
     d_model, seq = 16, 6
 
     def build(self):
-        m = BlogColumnsAttention(16, 2)  # the conventional head split: what the exporter maps
-        self.scale = m.scale  # (d_k // heads) ** -0.5 = 0.5, not d_k ** -0.5
-        return m
+        return BlogEncoderAttention(16, 2)
 
     def run(self, m, q, k, v):
         return m(q, k, v)
 
-    def ref_run(self, m, x):  # the blob's reference uses emha's default scale 1/sqrt(d_k)
-        m.scale = m.d_k ** -0.5
-        return m(x, x, x)
+
+class BlogColumns(Blog):  # the conventional per-head column split: --head-split columns
+    flags = ["--heads", "2", "--head-split", "columns", "--reference-rows", "6"]
+
+    def build(self):
+        return BlogColumnsAttention(16, 2)
 
 
 class PerHead(Case):
@@ -217,8 +240,13 @@ class HfCase(Case):
     the maxima only. `extra` adds tensors outside the attention (norms of the block)."""
     layer, fmt, seq, flags = 1, "safetensors", 6, []
 
+    crosscheck = False  # also written to hf_folders/ for hf_crosscheck.py
+
     def build(self):
-        self.other = randomize(self.make())  # layer 0: only in the checkpoint
+        self.other = randomize_norms(randomize(self.make_layer(0)))  # only in the checkpoint
+        return randomize_norms(self.make_layer(self.layer))
+
+    def make_layer(self, i):
         return self.make()
 
     def run(self, m, q, k, v):
@@ -284,7 +312,7 @@ class HfNeox(HfCase):  # query_key_value rows [H, 3, d_k]; rotary on the first r
 
 
 class HfPhi3(HfCase):  # qkv_proj rows q | k | v, GQA, partial rotary, sliding window
-    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 7
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 32, True, 7, True
     config = dict(model_type="phi3", hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
                   rope_theta=10000.0, partial_rotary_factor=0.5, sliding_window=4,
                   rope_scaling=None, rms_norm_eps=1e-5, max_position_embeddings=64)
@@ -294,7 +322,7 @@ class HfPhi3(HfCase):  # qkv_proj rows q | k | v, GQA, partial rotary, sliding w
 
 
 class HfMistral(HfCase):  # q/k/v/o_proj, GQA, rope_theta and sliding_window from config.json
-    path, d_model, causal, seq = "model.layers.{}.self_attn", 24, True, 8
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 24, True, 8, True
     config = dict(model_type="mistral", hidden_size=24, num_attention_heads=4,
                   num_key_value_heads=2, rope_theta=1000000.0, sliding_window=5, rms_norm_eps=1e-5)
 
@@ -302,11 +330,138 @@ class HfMistral(HfCase):  # q/k/v/o_proj, GQA, rope_theta and sliding_window fro
         return hf.LlamaAttention(24, 4, 2, 1000000.0, 5)
 
 
+def randomize_norms(module):
+    """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
+    forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, hf.RMSNorm):
+                m.weight.uniform_(-0.5, 0.5) if m.unit_offset else m.weight.uniform_(0.5, 1.5)
+            elif isinstance(m, hf.T5LayerNorm):
+                m.weight.uniform_(0.5, 1.5)
+    return module.eval()
+
+
+class HfQwen3(HfCase):  # head_dim 8 with 4 heads over hidden 24; per-head q_norm/k_norm; GQA
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 24, True, 7, True
+    config = dict(model_type="qwen3", hidden_size=24, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=8, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                  attention_bias=False, num_hidden_layers=2, intermediate_size=48,
+                  max_position_embeddings=64, use_sliding_window=False, sliding_window=None,
+                  layer_types=["full_attention", "full_attention"], vocab_size=32)
+
+    def make(self):
+        return hf.Qwen3Attention(24, 4, 2, 8, 1000000.0, 1e-6)
+
+
+class HfGemma3(HfCase):  # layer 1 sliding (window 4, local RoPE base); (1 + w) QK-norm
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 24, True, 7, True
+    config = dict(model_type="gemma3_text", hidden_size=24, num_attention_heads=2,
+                  num_key_value_heads=1, head_dim=16, query_pre_attn_scalar=12,
+                  rope_theta=1000000.0, rope_local_base_freq=10000.0, sliding_window=4,
+                  layer_types=["full_attention", "sliding_attention"], rms_norm_eps=1e-6,
+                  attn_logit_softcapping=None, final_logit_softcapping=None, rope_scaling=None,
+                  attention_bias=False, num_hidden_layers=2, intermediate_size=48,
+                  max_position_embeddings=64, vocab_size=32)
+
+    def make_layer(self, i):
+        sliding = self.config["layer_types"][i] == "sliding_attention"
+        return hf.Gemma3Attention(24, 2, 1, 16, 12, 10000.0 if sliding else 1000000.0, 1e-6,
+                                  4 if sliding else 0)
+
+    def extra(self):  # the sandwich norms: outside the attention, not exported
+        return {f"model.layers.1.{n}.weight": torch.rand(24) - 0.5
+                for n in ("input_layernorm", "post_attention_layernorm")}
+
+
+class HfOlmo2(HfCase):  # q_norm [H * hd], k_norm [Hkv * hd] over the whole projection
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 32, True, 6, True
+    config = dict(model_type="olmo2", hidden_size=32, num_attention_heads=4,
+                  num_key_value_heads=2, rope_theta=500000.0, rms_norm_eps=1e-5,
+                  attention_bias=False, num_hidden_layers=2, intermediate_size=64,
+                  max_position_embeddings=64, rope_scaling=None, vocab_size=32)
+
+    def make(self):
+        return hf.Olmo2Attention(32, 4, 2, 500000.0, 1e-5)
+
+    def extra(self):
+        return {"model.layers.1.post_attention_layernorm.weight": torch.rand(32) + 0.5}
+
+
+T5_CONFIG = dict(model_type="t5", d_model=16, d_kv=8, num_heads=4, num_layers=2,
+                 num_decoder_layers=2, d_ff=32, relative_attention_num_buckets=8,
+                 relative_attention_max_distance=6, layer_norm_epsilon=1e-6,
+                 feed_forward_proj="relu", is_encoder_decoder=True, vocab_size=32)
+
+
+class HfT5(HfCase):
+    """T5's block N layer 0 (T5LayerSelfAttention: x + SelfAttention(layer_norm(x))) of the
+    `stack`; d_kv 8 x 4 heads = 32 over d_model 16; the bias table of block 0 of the same stack,
+    8 buckets, max_distance 6 (both bucket ranges, exact and logarithmic, and the clamp within
+    S = 8). The checkpoint holds both stacks' blocks 0 and 1; exported with --layer STACK.1."""
+    d_model, seq, crosscheck, config = 16, 8, True, T5_CONFIG
+
+    def __init__(self, name):
+        self.layer = f"{self.stack}.1"
+        self.path = f"{self.stack}.block.{{}}.layer.0"
+        super().__init__(name)
+
+    def make_layer(self, i):
+        c = self.config
+        return randomize_norms(hf.T5LayerSelfAttention(
+            16, 8, 4, self.causal, i == 0, c["layer_norm_epsilon"],
+            c["relative_attention_num_buckets"], c["relative_attention_max_distance"]))
+
+    def build(self):
+        self.other = self.make_layer(0)
+        torch.manual_seed(zlib.crc32(self.name.encode()) + 7)
+        other = "decoder" if self.stack == "encoder" else "encoder"
+        self.rest = {f"{other}.block.{i}.layer.0": randomize_norms(hf.T5LayerSelfAttention(
+            16, 8, 4, other == "decoder", i == 0, 1e-6, 8, 6)) for i in (0, 1)}
+        return self.make_layer(1)
+
+    def checkpoint(self, tmp):
+        state = {}
+        layers = dict(self.rest, **{self.path.format(0): self.other,
+                                    self.path.format(1): self.module})
+        for prefix, m in sorted(layers.items()):
+            state.update({f"{prefix}.{k}": t for k, t in m.state_dict().items()})
+        return write_folder(tmp / self.name, self.config, state, self.fmt)
+
+    def run(self, m, q, k, v):  # block 1 with the bias (and causal mask) of block 0, as T5Stack
+        bias = self.other.SelfAttention.position_bias(q.shape[1], q.dtype)
+        return m(q, bias)[0]
+
+    def bucket_table(self):
+        s = self.seq
+        rel = torch.arange(-(s - 1), s)
+        c = self.config
+        table = hf.relative_position_bucket(rel, not self.causal,
+                                            c["relative_attention_num_buckets"],
+                                            c["relative_attention_max_distance"])
+        mine = relative_bucket(rel, not self.causal, c["relative_attention_num_buckets"],
+                               c["relative_attention_max_distance"])
+        if not torch.equal(table, mine):
+            sys.exit(f"{self.name}: the exporter's relative_bucket differs from "
+                     f"_relative_position_bucket: {mine.tolist()} vs {table.tolist()}")
+        return table
+
+
+class HfT5Encoder(HfT5):  # bidirectional buckets, no mask
+    stack = "encoder"
+
+
+class HfT5Decoder(HfT5):  # causal buckets and the causal mask
+    stack, causal = "decoder", True
+
+
 CASES = [("nn_mha", NnMha), ("nn_mha_kvdim", NnMhaKvdim), ("encoder_layer", EncoderLayer),
          ("torchscale", Torchscale), ("hf_gqa", HfGqa), ("labml", Labml), ("blog", Blog),
-         ("per_head", PerHead), ("hf_bert", HfBert), ("hf_vit", HfVit),
-         ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2), ("hf_neox", HfNeox),
-         ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral)]
+         ("blog_columns", BlogColumns), ("per_head", PerHead), ("hf_bert", HfBert),
+         ("hf_vit", HfVit), ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2),
+         ("hf_neox", HfNeox), ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral),
+         ("hf_qwen3", HfQwen3), ("hf_gemma3", HfGemma3), ("hf_olmo2", HfOlmo2),
+         ("hf_t5_encoder", HfT5Encoder), ("hf_t5_decoder", HfT5Decoder)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 
@@ -380,6 +535,22 @@ def expected_header(case, arrays):
         "  // query [batch, seq_q, d_model], key [batch, seq_kv, kdim], value [batch, seq_kv, vdim],",
         "  // out / out_f64 [batch, seq_q, d_model]: batch-first (Layout::batch_first)",
     ]
+    if isinstance(case, HfT5):  # T5's bucket of each relative position key - query
+        table = case.bucket_table()
+        c = case.config
+        lines += [
+            "  // _relative_position_bucket(relative_position, bidirectional, num_buckets, "
+            "max_distance) of",
+            f"  // relative_position = key - query = {-(case.seq - 1)} .. {case.seq - 1} "
+            f"(bucket_table[i] is position i - {case.seq - 1}),",
+            "  // from the module's re-implementation (float32 log, as HF) and the exporter's own.",
+            f"  static constexpr bool relative_bidirectional = {b(not case.causal)};",
+            f"  static constexpr std::size_t relative_buckets = "
+            f"{c['relative_attention_num_buckets']}, relative_max_distance = "
+            f"{c['relative_attention_max_distance']};",
+            f"  static constexpr int bucket_table_first = {-(case.seq - 1)};",
+            f"  static constexpr int bucket_table[{len(table)}] = {{"
+            + ", ".join(str(int(v)) for v in table) + "};"]
     for member, arr in arrays.items():
         if self_attention and member in ("key", "value"):
             lines.append(f"  static constexpr const float (&{member})[{arr.size}] = query;")
@@ -387,6 +558,19 @@ def expected_header(case, arrays):
             lines += array_member(member, arr, set())
     lines += ["};", f"}}  // namespace export_fixtures::{case.name}", ""]
     return "\n".join(lines)
+
+
+def write_crosscheck(case, folder, q, out64):
+    """hf_folders/<case>/: the checkpoint folder the exporter read, and expected.json (the input
+    and the re-implementation's float64 output) for hf_crosscheck.py."""
+    dest = CROSSCHECK_DIR / case.name
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(folder, dest)
+    prefix = case.path.format(1)
+    (dest / "expected.json").write_text(json.dumps(dict(
+        case=case.name, module=type(case.module).__name__, layer=case.layer, prefix=prefix,
+        causal=case.causal, torch=torch.__version__,
+        input=q.double().tolist(), out_f64=out64.tolist()), indent=None) + "\n")
 
 
 def array_member_scale(scale):
@@ -420,6 +604,8 @@ def main():
                       "out": out.numpy(), "out_f64": out64.numpy()}
             assert all(np.isfinite(a).all() for a in arrays.values()), name
             (OUT_DIR / f"{name}_expected.hpp").write_text(expected_header(case, arrays))
+            if isinstance(case, HfCase) and case.crosscheck:
+                write_crosscheck(case, pathlib.Path(tmp) / name, q, out64)
             err = float(np.abs(out.double() - out64).max())
             sizes = [(OUT_DIR / f"{name}{s}").stat().st_size for s in (".bin", ".hpp")]
             ref = "   (none)" if ref_err is None else f"{ref_err:.3e}"

@@ -13,6 +13,15 @@ huggingface/transformers, src/transformers/models/; the commits are the ones
   Phi3Attention      phi3/modular_phi3.py @2b6c089d (+ llama's eager_attention_forward, repeat_kv,
                      rotate_half, apply_rotary_pos_emb; masking_utils' sliding window)
   LlamaAttention     llama/modeling_llama.py @5dd4a635 (Mistral's sliding window as above)
+  Qwen3Attention     qwen3/modeling_qwen3.py @9ee3f431 (Qwen3RMSNorm q_norm/k_norm per head on
+                     proj(x).view(B, S, -1, head_dim), before the transpose and RoPE)
+  Gemma3Attention    gemma3/modeling_gemma3.py @f14d0cbc (Gemma3RMSNorm: (1 + w), after the
+                     transpose, before RoPE; scaling = query_pre_attn_scalar ** -0.5; sliding layers
+                     use rope_local_base_freq, full layers rope_theta)
+  Olmo2Attention     olmo2/modular_olmo2.py @46474e67 (q_norm [H*hd], k_norm [Hkv*hd] on the whole
+                     projection, before the head split)
+  T5Attention        t5/modeling_t5.py @6b8b757d (T5Attention with compute_bias and
+                     _relative_position_bucket; T5LayerSelfAttention: x + attn(T5LayerNorm(x)))
 """
 import math
 
@@ -197,21 +206,8 @@ class GPTNeoXAttention(nn.Module):
 
 def eager_attention(q, k, v, heads, kv_heads, window):
     """llama's eager_attention_forward with repeat_kv and masking_utils' causal (+ sliding
-    window: kv_idx > q_idx - window) mask, finfo.min-filled."""
-    B, _, S, hd = q.shape
-    n_rep = heads // kv_heads
-    k = k[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
-    v = v[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
-    w = torch.matmul(q, k.transpose(2, 3)) * hd ** -0.5
-    qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
-    keep = ki <= qi
-    if window:
-        keep &= ki > qi - window
-    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
-                                                                          dtype=w.dtype))
-    w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
-                              torch.float64).to(q.dtype)
-    return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
+    window: kv_idx > q_idx - window) mask, finfo.min-filled; scaling head_dim ** -0.5."""
+    return eager_scaled(q, k, v, heads, kv_heads, q.shape[-1] ** -0.5, window)
 
 
 class Phi3Attention(nn.Module):
@@ -256,3 +252,225 @@ class LlamaAttention(nn.Module):
         cos, sin = rope_cos_sin(self.hd, self.theta, S, x.dtype)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         return self.o_proj(eager_attention(q, k, v, self.heads, self.kv_heads, self.window))
+
+
+# --------------------------------------------------------------------------------------------------
+# QK-norm families and decoupled head_dim
+
+class RMSNorm(nn.Module):
+    """Qwen3RMSNorm / Olmo2RMSNorm (= LlamaRMSNorm): x in float32 * rsqrt(mean(x^2) + eps), cast
+    back, times weight (ones at init). unit_offset: Gemma3RMSNorm, times (1 + weight) in float32
+    before the cast (zeros at init)."""
+
+    def __init__(self, dim, eps, unit_offset=False):
+        super().__init__()
+        self.eps, self.unit_offset = eps, unit_offset
+        self.weight = nn.Parameter(torch.zeros(dim) if unit_offset else torch.ones(dim))
+
+    def forward(self, x):
+        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        h = x.to(dtype)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        if self.unit_offset:
+            return (h * (1.0 + self.weight.to(dtype))).type_as(x)
+        return self.weight * h.to(x.dtype)
+
+
+def rope_apply(q, k, theta, hd, S, dtype):
+    cos, sin = rope_cos_sin(hd, theta, S, dtype)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def eager_scaled(q, k, v, heads, kv_heads, scaling, window):
+    """eager_attention_forward with an explicit `scaling` (Qwen3, Gemma 3, OLMo-2): repeat_kv,
+    scores * scaling, the causal (+ sliding window) mask finfo.min-filled, softmax in float32."""
+    B, _, S, hd = q.shape
+    n_rep = heads // kv_heads
+    k = k[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
+    v = v[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
+    w = torch.matmul(q, k.transpose(2, 3)) * scaling
+    qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
+    keep = ki <= qi
+    if window:
+        keep &= ki > qi - window
+    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
+                                                                          dtype=w.dtype))
+    w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
+                              torch.float64).to(q.dtype)
+    return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
+
+
+class Qwen3Attention(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, head_dim, rope_theta, eps, window=0):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, head_dim
+        self.theta, self.window, self.scaling = rope_theta, window, head_dim ** -0.5
+        self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
+        self.q_norm = RMSNorm(head_dim, eps)
+        self.k_norm = RMSNorm(head_dim, eps)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        shape = (B, S, -1, self.hd)
+        q = self.q_norm(self.q_proj(x).view(shape)).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(shape)).transpose(1, 2)
+        v = self.v_proj(x).view(shape).transpose(1, 2)
+        q, k = rope_apply(q, k, self.theta, self.hd, S, x.dtype)
+        ctx = eager_scaled(q, k, v, self.heads, self.kv_heads, self.scaling, self.window)
+        return self.o_proj(ctx)
+
+
+class Gemma3Attention(nn.Module):
+    """One layer: `rope_base` is rope_local_base_freq on a sliding layer, rope_theta on a full
+    one; `window` the sliding window (0 on a full layer)."""
+
+    def __init__(self, hidden, heads, kv_heads, head_dim, query_pre_attn_scalar, rope_base, eps,
+                 window):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, head_dim
+        self.base, self.window = rope_base, window
+        self.scaling = query_pre_attn_scalar ** -0.5
+        self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
+        self.q_norm = RMSNorm(head_dim, eps, unit_offset=True)
+        self.k_norm = RMSNorm(head_dim, eps, unit_offset=True)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        shape = (B, S, -1, self.hd)
+        q = self.q_norm(self.q_proj(x).view(shape).transpose(1, 2))
+        k = self.k_norm(self.k_proj(x).view(shape).transpose(1, 2))
+        v = self.v_proj(x).view(shape).transpose(1, 2)
+        q, k = rope_apply(q, k, self.base, self.hd, S, x.dtype)
+        ctx = eager_scaled(q, k, v, self.heads, self.kv_heads, self.scaling, self.window)
+        return self.o_proj(ctx)
+
+
+class Olmo2Attention(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, rope_theta, eps):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
+        self.theta, self.scaling = rope_theta, self.hd ** -0.5
+        self.q_proj = nn.Linear(hidden, heads * self.hd, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.hd, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.hd, bias=False)
+        self.o_proj = nn.Linear(heads * self.hd, hidden, bias=False)
+        self.q_norm = RMSNorm(heads * self.hd, eps)
+        self.k_norm = RMSNorm(kv_heads * self.hd, eps)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        q, k = self.q_norm(self.q_proj(x)), self.k_norm(self.k_proj(x))
+        v = self.v_proj(x)
+        shape = (B, S, -1, self.hd)
+        q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+        q, k = rope_apply(q, k, self.theta, self.hd, S, x.dtype)
+        return self.o_proj(eager_scaled(q, k, v, self.heads, self.kv_heads, self.scaling, 0))
+
+
+# --------------------------------------------------------------------------------------------------
+# T5
+
+def relative_position_bucket(relative_position, bidirectional=True, num_buckets=32,
+                             max_distance=128):
+    """T5Attention._relative_position_bucket as written (float32 log, truncation by .to(long))."""
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    relative_position_if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    ).to(torch.long)
+    relative_position_if_large = torch.min(
+        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1))
+    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets
+
+
+class T5Attention(nn.Module):
+    """q, k, v, o without bias, no score scaling; relative_attention_bias [buckets, H] only where
+    has_relative_attention_bias (block 0). forward(x, position_bias=None) -> (out, position_bias):
+    block 0 computes the bias (+ the causal mask as finfo.min for a decoder) and the later blocks
+    of the stack reuse it, as T5Stack passes it on."""
+
+    def __init__(self, d_model, d_kv, n_heads, is_decoder, has_relative_attention_bias,
+                 num_buckets=32, max_distance=128):
+        super().__init__()
+        self.n_heads, self.d_kv, self.inner = n_heads, d_kv, n_heads * d_kv
+        self.is_decoder, self.has_bias = is_decoder, has_relative_attention_bias
+        self.num_buckets, self.max_distance = num_buckets, max_distance
+        self.q = nn.Linear(d_model, self.inner, bias=False)
+        self.k = nn.Linear(d_model, self.inner, bias=False)
+        self.v = nn.Linear(d_model, self.inner, bias=False)
+        self.o = nn.Linear(self.inner, d_model, bias=False)
+        if has_relative_attention_bias:
+            self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
+
+    def compute_bias(self, query_length, key_length):
+        context_position = torch.arange(query_length, dtype=torch.long)[:, None]
+        memory_position = torch.arange(key_length, dtype=torch.long)[None, :]
+        relative_position = memory_position - context_position  # (query_length, key_length)
+        bucket = relative_position_bucket(relative_position, bidirectional=not self.is_decoder,
+                                          num_buckets=self.num_buckets,
+                                          max_distance=self.max_distance)
+        values = self.relative_attention_bias(bucket)  # [q, k, H]
+        return values.permute([2, 0, 1]).unsqueeze(0)  # [1, H, q, k]
+
+    def position_bias(self, S, dtype):
+        """compute_bias(S, S) in dtype, plus a decoder's extended causal mask (finfo.min)."""
+        bias = self.compute_bias(S, S).to(dtype)
+        if self.is_decoder:
+            keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
+            bias = bias + torch.where(keep, torch.zeros((), dtype=dtype),
+                                      torch.full((), torch.finfo(dtype).min, dtype=dtype))
+        return bias
+
+    def forward(self, x, position_bias=None):
+        B, S, _ = x.shape
+        shape = lambda t: t.view(B, -1, self.n_heads, self.d_kv).transpose(1, 2)  # noqa: E731
+        q, k, v = shape(self.q(x)), shape(self.k(x)), shape(self.v(x))
+        scores = torch.matmul(q, k.transpose(3, 2))
+        if position_bias is None:
+            position_bias = self.position_bias(S, scores.dtype)
+        scores = scores + position_bias
+        w = nn.functional.softmax(scores.float() if scores.dtype != torch.float64 else scores,
+                                  dim=-1).type_as(scores)
+        ctx = torch.matmul(w, v).transpose(1, 2).contiguous().view(B, -1, self.inner)
+        return self.o(ctx), position_bias
+
+
+class T5LayerNorm(nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.weight, self.variance_epsilon = nn.Parameter(torch.ones(d)), eps
+
+    def forward(self, x):
+        variance = x.to(torch.float32 if x.dtype != torch.float64 else x.dtype).pow(2).mean(
+            -1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
+
+
+class T5LayerSelfAttention(nn.Module):
+    """block.N.layer.0: x + SelfAttention(layer_norm(x)) (pre-RMSNorm, the residual inside)."""
+
+    def __init__(self, d_model, d_kv, n_heads, is_decoder, has_bias, eps, buckets, max_distance):
+        super().__init__()
+        self.SelfAttention = T5Attention(d_model, d_kv, n_heads, is_decoder, has_bias, buckets,
+                                         max_distance)
+        self.layer_norm = T5LayerNorm(d_model, eps)
+
+    def forward(self, x, position_bias=None):
+        out, bias = self.SelfAttention(self.layer_norm(x), position_bias)
+        return x + out, bias

@@ -5,10 +5,12 @@
 // test_export.cpp). E is export_fixtures::<case>::expected (tests/export/fixtures, written by
 // gen_roundtrip.py): the exporter's header (Config, arrays, weights()), the blob's bytes, and the
 // real PyTorch module's float32 output and float64 truth on E::query. The layers and outputs are
-// static (the firmware has no heap); one case at a time.
+// static (the firmware has no heap); one case at a time, so the firmware passes one layer buffer
+// and one output buffer for every case (RoundTripBuffers), the host a static pair per case.
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -27,6 +29,26 @@ struct RoundTrip {
   Status wrong_heads = Status::ok;  // the blob loaded as a Config of 1 head
 };
 
+// Storage for one case's layer and outputs: `layer` holds a MultiHeadAttention<E::config>
+// (64-byte aligned), `out` the blob's, the header's and the reference's outputs.
+struct RoundTripBuffers {
+  unsigned char* layer = nullptr;
+  std::size_t layer_bytes = 0;
+  float* out = nullptr;
+  std::size_t out_floats = 0;
+};
+
+template <class E>
+constexpr std::size_t round_trip_layer_bytes() {
+  return sizeof(MultiHeadAttention<typename E::config>);
+}
+template <class E>
+constexpr std::size_t round_trip_out_floats() {
+  std::size_t ref = 0;
+  if constexpr (E::has_reference) ref = E::reference_rows * E::config::d_model;
+  return 2 * E::batch * E::seq_q * E::config::d_model + ref;
+}
+
 namespace roundtrip_detail {
 
 template <class C>
@@ -41,9 +63,19 @@ struct OneHead : C {  // the wrong head count: every exported fixture has 2 or m
 // The suite's float32 budget (seed_support.hpp's seed_tolerance, from a Config): |emha - torch|
 // <= budget * (1 + |torch|) over S_kv keys.
 template <class C>
+constexpr std::size_t head_dim() {
+  return C::head_dim != 0 ? C::head_dim : C::d_model / C::heads;
+}
+
+// The widest dot product: the projections (d_model), out_proj (heads * head_dim); QK-norm adds
+// a reduction over its width.
+template <class C>
 double budget(std::size_t s_kv) {
+  const std::size_t hd = head_dim<C>(), q_dim = C::heads * hd;
   const std::size_t norm = C::norm != NormPlacement::none ? 2 * C::d_model : 0;
-  return 4.0 * double(2 * C::d_model + C::d_model / C::heads + s_kv + norm) / 16777216.0;
+  const std::size_t qk = C::qk_norm == QkNorm::none ? 0 : C::qk_norm == QkNorm::per_head ? 2 * hd : 2 * q_dim;
+  const std::size_t widest = C::d_model > q_dim ? C::d_model : q_dim;
+  return 4.0 * double(2 * widest + hd + s_kv + norm + qk) / 16777216.0;
 }
 
 inline bool same_span(Span<const float> a, Span<const float> b) {
@@ -66,13 +98,19 @@ Status run(MultiHeadAttention<typename E::config>& mha, float* y) {
 }  // namespace roundtrip_detail
 
 template <class E>
-RoundTrip round_trip(Span<const unsigned char> blob) {
+RoundTrip round_trip(Span<const unsigned char> blob, const RoundTripBuffers& buffers) {
   using C = typename E::config;
   using Layer = MultiHeadAttention<C>;
   namespace rd = roundtrip_detail;
   constexpr std::size_t D = C::d_model, n = E::batch * E::seq_q * D;
-  static float y_blob[n], y_header[n];
   RoundTrip r;
+  if (buffers.layer_bytes < sizeof(Layer) || reinterpret_cast<std::uintptr_t>(buffers.layer) % alignof(Layer) != 0 ||
+      buffers.out_floats < round_trip_out_floats<E>()) {
+    r.loaded = Status::no_space;
+    return r;
+  }
+  float* const y_blob = buffers.out;
+  float* const y_header = buffers.out + n;
   MhaWeights w;
   BlobReference ref;
   r.loaded = load_weights<C>(blob, w, &ref);
@@ -84,14 +122,16 @@ RoundTrip round_trip(Span<const unsigned char> blob) {
                    rd::same_span(w.k_proj_weight, h.k_proj_weight) && rd::same_span(w.v_proj_weight, h.v_proj_weight) &&
                    rd::same_span(w.in_proj_bias, h.in_proj_bias) && rd::same_span(w.out_proj_weight, h.out_proj_weight) &&
                    rd::same_span(w.out_proj_bias, h.out_proj_bias) && rd::same_span(w.norm_weight, h.norm_weight) &&
-                   rd::same_span(w.norm_bias, h.norm_bias);
+                   rd::same_span(w.norm_bias, h.norm_bias) && rd::same_span(w.q_norm_weight, h.q_norm_weight) &&
+                   rd::same_span(w.k_norm_weight, h.k_norm_weight) &&
+                   rd::same_span(w.relative_attention_bias, h.relative_attention_bias);
 
-  Layer* a = new (rd::Slot<C>::bytes) Layer;
+  Layer* a = new (buffers.layer) Layer;
   r.from_blob = a->set_weights(w);
   if (r.from_blob == Status::ok) r.from_blob = rd::run<E>(*a, y_blob);
   r.from_header = a->set_weights(h);
   if (r.from_header == Status::ok) r.from_header = rd::run<E>(*a, y_header);
-  r.same_outputs = std::memcmp(y_blob, y_header, sizeof y_blob) == 0;
+  r.same_outputs = std::memcmp(y_blob, y_header, n * sizeof(float)) == 0;
 
   r.tolerance = rd::budget<C>(E::seq_kv);
   for (std::size_t i = 0; i < n; ++i) {
@@ -102,7 +142,7 @@ RoundTrip round_trip(Span<const unsigned char> blob) {
     if (std::fabs(t - t64) > r.theirs) r.theirs = std::fabs(t - t64);
   }
   if constexpr (E::has_reference) {  // the exporter's own float64 reference, batch 1
-    static float y_ref[E::reference_rows * D];
+    float* const y_ref = buffers.out + 2 * n;
     ForwardOptions o;
     o.masks.causal = E::reference_causal;
     const Span<const float> x{ref.input.data, E::reference_rows * D};
@@ -122,6 +162,14 @@ RoundTrip round_trip(Span<const unsigned char> blob) {
   }
   a->~Layer();
   return r;
+}
+
+// The host's form: a static layer and outputs of the case's own sizes.
+template <class E>
+RoundTrip round_trip(Span<const unsigned char> blob) {
+  static float out[round_trip_out_floats<E>()];
+  using Slot = roundtrip_detail::Slot<typename E::config>;
+  return round_trip<E>(blob, {Slot::bytes, sizeof Slot::bytes, out, round_trip_out_floats<E>()});
 }
 
 }  // namespace emha::test

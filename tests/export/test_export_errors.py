@@ -133,28 +133,7 @@ def hf_cases():
         cases.append((f"rope scaling {kind} refused by name",
                       llama_folder(rope_scaling=dict({key: kind}, **extra)), layer,
                       [f"rope scaling '{kind}'", "not supported"]))
-    cases.append(("head_dim != hidden / heads refused by name",
-                  llama_folder(64, 4, 2, q_rows=128, head_dim=32), layer,
-                  ["head_dim 32 with hidden_size 64 / 4 heads: emha needs head_dim = d_model / heads"]))
-    cases.append(("head_dim from the tensors alone (no config key) refused by name",
-                  llama_folder(64, 4, 2, q_rows=128), layer,
-                  ["model.layers.0.self_attn.q_proj.weight", "[128, 64]", "head_dim 32",
-                   "emha needs head_dim = d_model / heads"]))
-    qk = llama_folder(model_type="qwen2")
-    qk.tensors["model.layers.0.self_attn.q_norm.weight"] = torch.ones(8)
-    qk.tensors["model.layers.0.self_attn.k_norm.weight"] = torch.ones(8)
-    cases.append(("QK-norm tensors refused by name", qk, layer,
-                  ["QK-norm (q_norm/k_norm) is not supported"]))
-    cases.append(("QK-norm model_type refused by name", llama_folder(model_type="qwen3"), layer,
-                  ["qwen3", "QK-norm (q_norm/k_norm) is not supported"]))
-    t5 = {f"encoder.block.0.layer.0.SelfAttention.{n}.weight": torch.randn(16, 16) for n in "qkvo"}
-    t5["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"] = torch.randn(32, 2)
-    cases.append(("T5 refused by name", HfFolder(dict(model_type="t5", d_model=16, d_kv=8,
-                                                      num_heads=2), t5), layer,
-                  ["T5 attention is not supported", "relative_attention_bias", "unscaled"]))
-    cases.append(("T5 tensors without config refused by name", t5,
-                  ["--prefix", "encoder.block.0.layer.0.SelfAttention", "--heads", "2"],
-                  ["T5 attention", "relative_attention_bias"]))
+    cases += feature_cases(layer)
     cases.append(("--heads disagreeing with config.json", llama_folder(), layer + ["--heads", "8"],
                   ["--heads 8", "config.json num_attention_heads = 4"]))
     cases.append(("--sliding-window disagreeing with config.json",
@@ -167,6 +146,122 @@ def hf_cases():
                   layer + ["--rope-base", "10000"], ["--rope-base 10000", "rope_theta = 500000"]))
     cases.append(("--layer naming no layer", llama_folder(), ["--layer", "3"],
                   ["--layer 3", "model.layers.0.self_attn"]))
+    return cases
+
+
+def qwen3_folder(q_norm=8, k_norm=8, **config):
+    """Layer 0 of a Qwen3-style model: 4 heads x head_dim 8 over hidden 24, 2 K/V heads, per-head
+    q_norm / k_norm (shapes as given; None leaves them out)."""
+    f = llama_folder(24, 4, 2, q_rows=32, **dict(dict(model_type="qwen3", head_dim=8), **config))
+    for name, n in (("q_norm", q_norm), ("k_norm", k_norm)):
+        if n is not None:
+            f.tensors[f"model.layers.0.self_attn.{name}.weight"] = torch.rand(n) + 0.5
+    return f
+
+
+def t5_folder(heads=4, table_rows=8, table_heads=4, with_table=True, stacks=("encoder",)):
+    """T5 blocks 0 and 1 of the stacks: SelfAttention q/k/v [heads x 8, 16], o [16, heads x 8],
+    block 0's relative_attention_bias [table_rows, table_heads], layer_norm [16]."""
+    t = {}
+    for stack in stacks:
+        for i in (0, 1):
+            p = f"{stack}.block.{i}.layer.0"
+            for n in "qkv":
+                t[f"{p}.SelfAttention.{n}.weight"] = torch.randn(heads * 8, 16) * 0.2
+            t[f"{p}.SelfAttention.o.weight"] = torch.randn(16, heads * 8) * 0.2
+            t[f"{p}.layer_norm.weight"] = torch.rand(16) + 0.5
+            if i == 0 and with_table:
+                t[f"{p}.SelfAttention.relative_attention_bias.weight"] = \
+                    torch.randn(table_rows, table_heads)
+    return HfFolder(dict(model_type="t5", d_model=16, d_kv=8, num_heads=heads,
+                         relative_attention_num_buckets=8, relative_attention_max_distance=6,
+                         layer_norm_epsilon=1e-6), t)
+
+
+def gpt2_folder(**config):
+    """GPT-2 layers 0 and 1: h.N.attn.c_attn [32, 96] (Conv1D [in, out]) and c_proj [32, 32]."""
+    t = {}
+    for i in (0, 1):
+        t[f"h.{i}.attn.c_attn.weight"] = torch.randn(32, 96) * 0.2
+        t[f"h.{i}.attn.c_attn.bias"] = torch.rand(96) - 0.5
+        t[f"h.{i}.attn.c_proj.weight"] = torch.randn(32, 32) * 0.2
+        t[f"h.{i}.attn.c_proj.bias"] = torch.rand(32) - 0.5
+    return HfFolder(dict(dict(model_type="gpt2", n_embd=32, n_head=4, n_layer=2), **config), t)
+
+
+def blog_state(d_model, heads):
+    m = nn.Module()
+    for n in ("linear_q", "linear_k", "linear_v", "linear_final"):
+        m.add_module(n, nn.Linear(d_model, d_model))
+    m.layer_norm = nn.LayerNorm(d_model)
+    return holder("attn", m)
+
+
+def feature_cases(layer):
+    """head_dim, QK-norm, the score scale, T5's relative bias, the blog's head split: what the
+    exporter still refuses, by name."""
+    cases = []
+    gemma = dict(model_type="gemma3_text", head_dim=8, query_pre_attn_scalar=8,
+                 rope_local_base_freq=10000.0, sliding_window=4,
+                 layer_types=["full_attention", "sliding_attention"], rms_norm_eps=1e-6)
+    cases.append(("attn_logit_softcapping refused by name",
+                  qwen3_folder(**dict(gemma, attn_logit_softcapping=50.0)), layer,
+                  ["attn_logit_softcapping = 50.0", "soft-capping", "not supported"]))
+    cases.append(("Gemma 3's rope scaling on a full layer refused by name",
+                  qwen3_folder(**dict(gemma, rope_scaling={"rope_type": "linear", "factor": 8.0})),
+                  layer, ["rope scaling 'linear'", "not supported"]))
+    cases.append(("Gemma 3's bidirectional attention refused by name",
+                  qwen3_folder(**dict(gemma, use_bidirectional_attention=True)), layer,
+                  ["use_bidirectional_attention", "not supported"]))
+    cases.append(("query_pre_attn_scalar outside Gemma refused by name",
+                  llama_folder(query_pre_attn_scalar=64), layer,
+                  ["query_pre_attn_scalar", "model_type llama", "Gemma"]))
+    cases.append(("--scale disagreeing with query_pre_attn_scalar",
+                  qwen3_folder(**dict(gemma, query_pre_attn_scalar=16)), layer + ["--scale", "0.5"],
+                  ["--scale 0.5", "query_pre_attn_scalar", "0.25"]))
+    cases.append(("QK-norm model_type without q_norm/k_norm", qwen3_folder(None, None), layer,
+                  ["model_type qwen3 has QK-norm (per_head)", "q_norm.weight", "missing"]))
+    cases.append(("q_norm/k_norm in a model_type without QK-norm",
+                  qwen3_folder(model_type="qwen2"), layer,
+                  ["q_norm.weight (QK-norm)", "model_type qwen2", "not a known QK-norm model"]))
+    cases.append(("q_norm of the wrong width", qwen3_folder(q_norm=7), layer,
+                  ["model.layers.0.self_attn.q_norm.weight", "[7]", "[8]", "per_head"]))
+    cases.append(("OLMo-2 without q_norm/k_norm",
+                  llama_folder(32, 4, 2, model_type="olmo2"), layer, ["q_norm.weight", "missing"]))
+    olmo = llama_folder(32, 4, 2, model_type="olmo2", rms_norm_eps=1e-5)
+    olmo.tensors["model.layers.0.self_attn.q_norm.weight"] = torch.ones(32)
+    olmo.tensors["model.layers.0.self_attn.k_norm.weight"] = torch.ones(8)
+    cases.append(("OLMo-2 k_norm not over the whole K projection", olmo, layer,
+                  ["k_norm.weight", "[8]", "[16]", "whole projection"]))
+    bare = qwen3_folder()
+    cases.append(("QK-norm without config.json needs its eps", bare.tensors,
+                  ["--prefix", "model.layers.0.self_attn", "--heads", "4"],
+                  ["QK-norm needs --qk-norm-eps", "rms_norm_eps"]))
+    cases.append(("head_dim in config.json disagreeing with q_proj's rows",
+                  qwen3_folder(head_dim=16), layer,
+                  ["q_proj.weight", "[32, 24]", "4 heads x head_dim 16 = 64 rows"]))
+    cases.append(("--head-dim disagreeing with config.json", qwen3_folder(), layer +
+                  ["--head-dim", "4"], ["--head-dim 4", "config.json head_dim = 8"]))
+    cases.append(("T5 without block 0's relative_attention_bias", t5_folder(with_table=False),
+                  ["--layer", "1"], ["encoder.block.0.layer.0.SelfAttention.relative_attention_bias"
+                                     ".weight", "missing"]))
+    cases.append(("T5 relative_attention_bias of the wrong shape", t5_folder(table_heads=3),
+                  ["--layer", "1"], ["relative_attention_bias.weight", "[8, 3]", "[8, 4]"]))
+    cases.append(("T5 --layer N in both stacks", t5_folder(stacks=("encoder", "decoder")),
+                  ["--layer", "1"], ["--layer 1 matches 2", "--layer decoder.1 or encoder.1"]))
+    longt5 = t5_folder()
+    longt5.config["model_type"] = "longt5"
+    cases.append(("LongT5 refused by name", longt5, ["--layer", "1"],
+                  ["longt5", "transient-global", "not supported"]))
+    cases.append(("--position relative_bias outside T5", llama_folder(), layer +
+                  ["--position", "relative_bias"], ["--position relative_bias", "T5"]))
+    cases.append(("--head-split flat_view with RoPE", llama_folder(), layer +
+                  ["--head-split", "flat_view"], ["--head-split flat_view has no positions"]))
+    cases.append(("GPT-2's per-layer scale without --layer",
+                  gpt2_folder(scale_attn_by_inverse_layer_idx=True), ["--prefix", "h.1.attn"],
+                  ["scale_attn_by_inverse_layer_idx", "give --layer N"]))
+    cases.append(("the blog's scale with d_k // heads = 0", blog_state(16, 8), ["--heads", "8"],
+                  ["(d_k // heads) ** -0.5", "d_k 2 and 8 heads", "--scale"]))
     return cases
 
 
@@ -213,6 +308,9 @@ def check_blob(tmp):
     want = dict(d_model=16, heads=4, kv_heads=4, kdim=16, vdim=16, bias=15, tensor_count=6,
                 ref_rows=5, ref_causal=1)
     problems += [f"{k} = {h[k]}, expected {v}" for k, v in want.items() if h[k] != v]
+    want = dict(version=2, header_bytes=160, head_dim=4, scale=0.0, qk_norm=0, head_split=0,
+                relative_buckets=0)
+    problems += [f"{k} = {h[k]}, expected {v}" for k, v in want.items() if h[k] != v]
     if sorted(t) != [1, 5, 6, 7, 16, 17]:
         problems.append(f"tensor ids {sorted(t)}, expected [1, 5, 6, 7, 16, 17]")
     else:
@@ -229,7 +327,7 @@ def check_blob(tmp):
     except AssertionError:
         pass
     crc = struct.unpack_from("<I", data, 12)[0]
-    return problems, f"magic EMHA, version 1, {len(data)} bytes, crc32 {crc:#010x}, 6 tensors"
+    return problems, f"magic EMHA, version 2, {len(data)} bytes, crc32 {crc:#010x}, 6 tensors"
 
 
 def check_accepted(tmp):
@@ -259,6 +357,62 @@ def check_accepted(tmp):
             if not np.array_equal(t[tid].reshape(-1), state[key].numpy().reshape(-1)):
                 problems.append(f"tensor {tid} differs from {key} (F16 / BF16 widening)")
     results.append(("safetensors F16 and BF16 read exactly", problems, done.stdout.strip()))
+    results += feature_accepted(tmp)
+    return results
+
+
+def exported(tmp, folder_or_state, flags, needles, blob_fields=None, name="feature"):
+    """(problems, stdout): the export succeeds, its line holds `needles`, its blob these fields."""
+    if isinstance(folder_or_state, HfFolder):
+        path = write_folder(tmp / name, folder_or_state.config, folder_or_state.tensors)
+    else:
+        path = tmp / f"{name}.pt"
+        torch.save(folder_or_state, path)
+    done = run_exporter(path, flags, tmp)
+    if done.returncode:
+        return [f"exit {done.returncode}: {done.stderr.strip()}"], ""
+    problems = [f"stdout lacks {n!r}" for n in needles if n not in done.stdout]
+    h, _ = read_blob((tmp / "out.bin").read_bytes())
+    problems += [f"blob {k} = {h[k]}, expected {v}" for k, v in (blob_fields or {}).items()
+                 if (abs(h[k] - v) > 1e-7 * abs(v) if isinstance(v, float) else h[k] != v)]
+    return problems, done.stdout.strip()
+
+
+def feature_accepted(tmp):
+    """What the new features export, and what their line and blob say."""
+    results = []
+    torch.manual_seed(30)
+    gemma = qwen3_folder(model_type="gemma3_text", query_pre_attn_scalar=16,
+                         rope_local_base_freq=10000.0, rope_theta=1000000.0, sliding_window=4,
+                         rope_scaling={"rope_type": "linear", "factor": 8.0},
+                         layer_types=["sliding_attention"], rms_norm_eps=1e-6)
+    results.append(("Gemma 3 sliding layer: local RoPE, unscaled by rope_scaling",) + exported(
+        tmp, gemma, ["--layer", "0"], ["head_dim 8 (decoupled", "base 10000", "sliding window 4",
+                                       "scale 0.25", "x_hat * (1 + w)", "sandwich"],
+        dict(head_dim=8, scale=0.25, qk_norm=1, qk_norm_unit_offset=1, qk_norm_eps=1e-6,
+             sliding_window=4, position=1)))
+    results.append(("T5 decoder layer 1: block 0's table, causal buckets",) + exported(
+        tmp, t5_folder(stacks=("encoder", "decoder")), ["--layer", "decoder.1"],
+        ["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight [8, 4]",
+         "causal buckets", "scale 1", "norm pre rms_norm eps 1e-06", "masks.causal"],
+        dict(position=4, relative_buckets=8, relative_max_distance=6, relative_bidirectional=0,
+             scale=1.0, head_dim=8, norm=2, norm_kind=1)))
+    results.append(("GPT-2 scale_attn_weights = false and by inverse layer index, layer 1",) +
+                   exported(tmp, gpt2_folder(scale_attn_weights=False,
+                                             scale_attn_by_inverse_layer_idx=True),
+                            ["--layer", "1"], ["scale 0.5 (config.json scale_attn_weights = false "
+                                               "and scale_attn_by_inverse_layer_idx (layer 1))"],
+                            dict(scale=0.5)))
+    results.append(("GPT-2 scaled by inverse layer index, layer 1",) + exported(
+        tmp, gpt2_folder(scale_attn_by_inverse_layer_idx=True), ["--layer", "1"],
+        ["scale 0.176776695"], dict(scale=8 ** -0.5 / 2)))
+    results.append(("the blog block as written: flat_view and its scale",) + exported(
+        tmp, blog_state(16, 2), ["--heads", "2"], ["head split flat_view", "scale 0.5",
+                                                   "--head-split columns"],
+        dict(head_split=1, scale=0.5, norm=1)))
+    results.append(("the blog block with --head-split columns",) + exported(
+        tmp, blog_state(16, 2), ["--heads", "2", "--head-split", "columns"],
+        ["head split columns (--head-split columns)", "scale 0.5"], dict(head_split=0, scale=0.5)))
     return results
 
 

@@ -3,16 +3,19 @@
 // naming family, exported by lib/export/emha_export.py (tests/export/gen_roundtrip.py). Its header
 // compiled into this suite and its blob read from disk (as emha-run does) give the same weights
 // bit for bit and the same outputs, within the suite's float32 budget of the real module's;
-// the blob's embedded reference is met; a Config with the wrong head count is refused.
+// the blob's embedded reference is met; a Config with the wrong head count is refused. T5's
+// bucket of every relative position the fixtures use is HF's _relative_position_bucket's.
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "emha/kernels/relative_bias.hpp"
 #include "export/fixtures/all.hpp"
 #include "export/roundtrip.hpp"
 
@@ -56,6 +59,19 @@ TEST_CASE_TEMPLATE_DEFINE("an exported PyTorch module round-trips: header, blob,
                         << ", ratio " << r.mine / r.theirs);
 }
 TEST_CASE_TEMPLATE_APPLY(roundtrip, export_fixtures::all);
+
+TEST_CASE_TEMPLATE("T5's relative position buckets are HF's, position by position", E,
+                   export_fixtures::hf_t5_encoder::expected, export_fixtures::hf_t5_decoder::expected) {
+  using C = typename E::config;
+  static_assert(C::relative_buckets == E::relative_buckets && C::relative_max_distance == E::relative_max_distance &&
+                C::relative_bidirectional == E::relative_bidirectional);
+  for (std::size_t i = 0; i < std::size(E::bucket_table); ++i) {
+    const std::ptrdiff_t rel = E::bucket_table_first + std::ptrdiff_t(i);
+    INFO(E::name << ": relative position (key - query) " << rel);
+    CHECK(emha::relative_bucket(rel, C::relative_buckets, C::relative_max_distance, C::relative_bidirectional) ==
+          std::size_t(E::bucket_table[i]));
+  }
+}
 
 TEST_CASE("a blob is refused by a Config it was not exported for, and when damaged") {
   using E = export_fixtures::hf_gqa::expected;
