@@ -162,10 +162,15 @@ Timing time_calls(std::size_t reps, F&& call) {
 }
 
 // T decode steps (one token each) after a prefill of `prefill` tokens, each step timed; `note`
-// follows the timings (emulation).
+// follows the timings (emulation). A template, so that the discarded branch's KvCache of a Config
+// that cannot have one is never instantiated.
+template <class C = Config>
 int decode_steps(Layer& mha, std::size_t prefill, std::size_t steps, const char* note) {
-  if constexpr (self_attention) {
-    static emha::KvCache<Config> cache;  // static: its bytes are a compile-time constant
+  if constexpr (!self_attention || C::head_split != emha::HeadSplit::columns) {
+    // No KvCache for cross-attention, nor for the flat head split (its view mixes positions).
+    std::printf("decode: none (%s)\n", self_attention ? "the flat head split has no KvCache" : "not self-attention");
+  } else {
+    static emha::KvCache<C> cache;  // static: its bytes are a compile-time constant
     // The prefill leaves room for the steps (at least one token of each).
     steps = std::min(steps, cache.capacity - 1);
     prefill = std::min(prefill, cache.capacity - steps);
