@@ -27,8 +27,8 @@ emha_toolchain_flags(EXE_LINKER "--specs=nano.specs --specs=nosys.specs -Wl,--gc
 
 # Find packages and libraries of the target only (newlib's tree): the host's xsimd package would
 # bring -isystem /usr/include, i.e. glibc's headers. lib/CMakeLists.txt then exposes xsimd through
-# a directory holding only an `xsimd` link (xsimd has no Cortex-M backend: the scalar path is
-# chosen from its configuration header).
+# a directory holding only an `xsimd` link (xsimd has no Cortex-M backend: its configuration
+# header says so, and lib/src/simd_arch.hpp takes the scalar path, or MVE on a core with Helium).
 set(CMAKE_FIND_ROOT_PATH /usr/lib/arm-none-eabi)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)

@@ -5,9 +5,16 @@
 // - EMHA_SIMD=1 and xsimd knows this target: `emha::simd::vf32` is xsimd::batch<float> of the
 //   build's architecture (avx2 with -mavx2 -mfma, arm64+neon, arm32+neon with
 //   -mfpu=neon-vfpv4, ...).
-// - otherwise (EMHA_SIMD=0, or xsimd defines XSIMD_NO_SUPPORTED_ARCHITECTURE: Cortex-M, armv6,
-//   armhf without NEON): `vf32` is a one-lane scalar with the same interface, so every kernel body
-//   is written once and the scalar build is the same code with one lane.
+// - EMHA_SIMD=1 on a core with Helium float (MVE, `__ARM_FEATURE_MVE & 2`: Cortex-M55, M85),
+//   for which xsimd has no backend: `vf32` wraps `float32x4_t` from <arm_mve.h>, four lanes.
+// - otherwise (EMHA_SIMD=0, or xsimd defines XSIMD_NO_SUPPORTED_ARCHITECTURE: Cortex-M4/M7,
+//   armv6, armhf without NEON): `vf32` is a one-lane scalar with the same interface, so every
+//   kernel body is written once and the scalar build is the same code with one lane.
+//
+// Besides load/store/splat/fmadd, a multiply-add whose first factor is one float broadcast to
+// the lanes (the GEMM's A element) takes `splat_operand(x)`: splat(x) where fmadd takes vectors
+// only, the float itself on MVE, whose VFMA takes it from a core register (no Q register held for
+// the broadcast, no VDUP).
 
 #include <cmath>
 #include <cstddef>
@@ -24,6 +31,8 @@
 #include <xsimd/config/xsimd_config.hpp>
 #if !defined(XSIMD_NO_SUPPORTED_ARCHITECTURE)
 #define EMHA_SIMD_XSIMD 1
+#elif defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define EMHA_SIMD_MVE 1
 #endif
 #endif
 
@@ -32,6 +41,8 @@
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
+#elif defined(EMHA_SIMD_MVE)
+#include <arm_mve.h>
 #endif
 
 namespace emha::simd {
@@ -73,6 +84,7 @@ constexpr const char* isa_name() noexcept {
 }
 inline constexpr const char* isa = isa_name<arch>();
 inline constexpr bool is_neon64 = std::is_same<arch, xsimd::neon64>::value;
+inline constexpr bool is_mve = false;
 
 inline vf32 load(const float* p) noexcept { return vf32::load_unaligned(p); }
 inline void store(float* p, vf32 v) noexcept { v.store_unaligned(p); }
@@ -84,6 +96,7 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return _mm512_fmadd_ps(a, b
 #else
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c
 #endif
+inline vf32 splat_operand(float x) noexcept { return splat(x); }
 // The lanes' fmadd_exact_product: every vector build here has an FMA (AVX2, AVX-512, NEON-VFPv4).
 inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept { return fmadd(a, b, c); }
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
@@ -188,6 +201,87 @@ inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
 }
 #endif
 
+#elif defined(EMHA_SIMD_MVE)
+
+// Four float lanes in one Q register of Helium (MVE). The core has 8 Q registers, which the
+// GEMM's tile is sized for (gemm_target.hpp).
+struct vf32 {
+  static constexpr std::size_t size = 4;
+  float32x4_t v;
+  friend vf32 operator+(vf32 a, vf32 b) noexcept { return {vaddq_f32(a.v, b.v)}; }
+  friend vf32 operator-(vf32 a, vf32 b) noexcept { return {vsubq_f32(a.v, b.v)}; }
+  friend vf32 operator*(vf32 a, vf32 b) noexcept { return {vmulq_f32(a.v, b.v)}; }
+};
+struct arch {  // tag of the MVE build, in place of an xsimd architecture
+  static constexpr const char* name() noexcept { return "mve"; }
+};
+inline constexpr bool enabled = true;
+inline constexpr const char* isa = arch::name();
+inline constexpr bool is_neon64 = false;
+inline constexpr bool is_mve = true;
+
+inline vf32 load(const float* p) noexcept { return {vld1q_f32(p)}; }
+inline void store(float* p, vf32 v) noexcept { vst1q_f32(p, v.v); }
+inline vf32 splat(float x) noexcept { return {vdupq_n_f32(x)}; }
+// a*b + c, one rounding (VFMA), as the scalar fmadd on this FPU.
+inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {vfmaq_f32(c.v, a.v, b.v)}; }
+// A float to multiply into vectors: VFMA's vector-by-scalar form reads it from a core register.
+struct scalar_operand {
+  float x;
+};
+inline scalar_operand splat_operand(float x) noexcept { return {x}; }
+inline vf32 fmadd(scalar_operand a, vf32 b, vf32 c) noexcept { return {vfmaq_n_f32(c.v, b.v, a.x)}; }
+inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept { return fmadd(a, b, c); }
+// a < b ? b : a per lane, the scalar path's max (a NaN in a stays; VMAXNM would drop it).
+// Compares here are written as gt: MVE's lt and le, like the LT and LE conditions after a VCMP,
+// are true when the operands are unordered (a NaN).
+inline vf32 vmax(vf32 a, vf32 b) noexcept { return {vpselq_f32(b.v, a.v, vcmpgtq_f32(b.v, a.v))}; }
+inline vf32 vabs(vf32 a) noexcept { return {vabsq_f32(a.v)}; }
+// a / b correctly rounded per lane: MVE has no vector divide, each lane goes through the FPU's.
+inline vf32 vdiv(vf32 a, vf32 b) noexcept {
+  float32x4_t q = a.v;
+  q = vsetq_lane_f32(vgetq_lane_f32(a.v, 0) / vgetq_lane_f32(b.v, 0), q, 0);
+  q = vsetq_lane_f32(vgetq_lane_f32(a.v, 1) / vgetq_lane_f32(b.v, 1), q, 1);
+  q = vsetq_lane_f32(vgetq_lane_f32(a.v, 2) / vgetq_lane_f32(b.v, 2), q, 2);
+  q = vsetq_lane_f32(vgetq_lane_f32(a.v, 3) / vgetq_lane_f32(b.v, 3), q, 3);
+  return {q};
+}
+// exp(x): the same clamp, reduction, polynomial and 2^n construction as the xsimd path's vexp
+// above, the same operations in the same order (one rounding per FMA), so the same bits lane for
+// lane (~1 ulp). The constants are VFMA's scalar operands where it takes one (core registers: the
+// 8 Q registers do not hold them all). VMAXNM and VMINNM would clamp a NaN to a bound: a NaN x is
+// put back at the end (MVE's lt and le compares are true for a NaN, eq is not).
+inline vf32 vexp(vf32 x) noexcept {
+  constexpr float log2e = 1.44269504088896341f;
+  constexpr float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;  // ln 2 = ln2_hi + ln2_lo
+  constexpr float round_magic = 12582912.0f;       // 1.5 * 2^23: t = y + this rounds y to n
+  constexpr std::int32_t round_magic_bits = 0x4B400000;  // ... and t's bits are these + n
+  const float32x4_t c =
+      vminnmq_f32(vdupq_n_f32(88.3762626647949f), vmaxnmq_f32(vdupq_n_f32(-88.0f), x.v));
+  const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(round_magic), c, log2e);  // c * log2e + magic
+  const float32x4_t n = vsubq_n_f32(t, round_magic);
+  float32x4_t r = vfmaq_n_f32(c, n, -ln2_hi);  // n * -ln2_hi + c
+  r = vfmaq_n_f32(r, n, -ln2_lo);
+  float32x4_t q = vfmaq_n_f32(vdupq_n_f32(1.3981999507e-3f), r, 1.9875691500e-4f);
+  q = vfmasq_n_f32(q, r, 8.3334519073e-3f);  // q * r + constant
+  q = vfmasq_n_f32(q, r, 4.1665795894e-2f);
+  q = vfmasq_n_f32(q, r, 1.6666665459e-1f);
+  q = vfmasq_n_f32(q, r, 5.0000001201e-1f);
+  const float32x4_t p_minus_1 = vfmaq_f32(r, q, vmulq_f32(r, r));  // q * r^2 + r
+  const int32x4_t biased_n = vaddq_n_s32(vreinterpretq_s32_f32(t), 127 - round_magic_bits);
+  const float32x4_t two_n = vreinterpretq_f32_s32(vshlq_n_s32(biased_n, 23));  // 0..254 in the exponent
+  const float32x4_t e = vfmaq_f32(two_n, p_minus_1, two_n);
+  return {vpselq_f32(e, x.v, vcmpeqq_f32(x.v, x.v))};  // x where x is NaN
+}
+
+// 4 x 4: one gather per column of the block (lanes lds floats apart), stored as a row.
+inline constexpr std::size_t transpose_block = 4;
+inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
+                                std::size_t ldd) noexcept {
+  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), std::uint32_t(lds));  // 0, lds, 2 lds, 3 lds
+  for (std::size_t i = 0; i < 4; ++i)
+    vst1q_f32(dst + i * ldd, vldrwq_gather_shifted_offset_f32(src + i, rows));
+}
 #else
 
 // One float that behaves like a batch: the scalar path shares the kernels' bodies.
@@ -204,11 +298,13 @@ struct arch {  // tag of the scalar build, in place of an xsimd architecture
 inline constexpr bool enabled = false;
 inline constexpr const char* isa = arch::name();
 inline constexpr bool is_neon64 = false;
+inline constexpr bool is_mve = false;
 
 inline vf32 load(const float* p) noexcept { return {*p}; }
 inline void store(float* p, vf32 v) noexcept { *p = v.v; }
 inline vf32 splat(float x) noexcept { return {x}; }
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {fmadd(a.v, b.v, c.v)}; }
+inline vf32 splat_operand(float x) noexcept { return {x}; }
 inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept {
   return {fmadd_exact_product(a.v, b.v, c.v)};
 }
@@ -227,6 +323,11 @@ inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
 #endif
 
 inline constexpr std::size_t lanes = vf32::size;
+// Where the stack is the budget (Cortex-M, scalar or MVE; armv6 shares the scalar path): the
+// kernels and the layer choose small frames over speed there (out-of-line GEMM tiles, one row
+// per softmax group, attention head by head; tests/firmware/stack_budget.py holds every public
+// entry point to 1 KiB).
+inline constexpr bool lean_stack = !enabled || is_mve;
 
 }  // namespace EMHA_ISA
 }  // namespace emha::simd

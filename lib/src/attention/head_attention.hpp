@@ -157,15 +157,15 @@ inline std::size_t fused_tiles(const AttentionShape& sh) noexcept {
 inline constexpr std::size_t mha_rows_in_place = 4;
 
 // A score or context product of the fused path: gemm_rows for a short query tile, else gemm.
-// Direct calls, not a function pointer: a firmware's stack bound follows them. Not on the scalar
-// path (Cortex-M, armv6): there gemm_rows' frame takes Cortex-M4 forward over the 1 KiB stack
+// Direct calls, not a function pointer: a firmware's stack bound follows them. Not where
+// simd::lean_stack (Cortex-M, armv6): there gemm_rows' frame takes forward over the 1 KiB stack
 // budget (tests/firmware/stack_budget.py), and without a data cache the packing it saves costs a
 // copy, not a second trip to memory.
 template <class K>
 Status tile_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                  const float* b, std::size_t ldb, Trans t, float* c, std::size_t ldc, ArenaRef& arena,
                  const GemmOptions& o) noexcept {
-  if constexpr (simd::enabled) {
+  if constexpr (!simd::lean_stack) {
     if (m <= mha_rows_in_place) {
       K::gemm_f32_rows(m, n, k, a, lda, b, ldb, t, c, ldc, o);
       return Status::ok;

@@ -27,9 +27,9 @@ struct F32Types {
 struct SimdKernels {
   using types = F32Types;
   // A decode step's GQA/MQA query heads of a group share one pass over their K/V head
-  // (group_attention.hpp), through gemm_f32_rows: on SIMD builds only (the scalar path, on
-  // Cortex-M, attends head by head, which keeps its stack within budget).
-  static constexpr bool stack_groups = simd::enabled;
+  // (group_attention.hpp), through gemm_f32_rows: not where the stack is the budget (Cortex-M,
+  // simd::lean_stack: head by head keeps its stack within budget).
+  static constexpr bool stack_groups = !simd::lean_stack;
 #define EMHA_KERNEL(name, Ret, params, args) \
   static Ret name params noexcept { return detail::name args; }
 #define EMHA_KERNEL_PACKING(name, Ret, params, args)

@@ -108,7 +108,7 @@ inline void row_block(std::size_t k, const float* ai, const float* b, std::size_
   vf32 acc[V];
   for (std::size_t v = 0; v < V; ++v) acc[v] = simd::splat(0.0f);
   for (std::size_t p = 0; p < k; ++p) {
-    const vf32 av = simd::splat(ai[p]);
+    const auto av = simd::splat_operand(ai[p]);
     const float* bp = b + p * ldb + j;
 #pragma GCC unroll 8
     for (std::size_t v = 0; v < V; ++v) acc[v] = simd::fmadd(av, simd::load(bp + v * lanes), acc[v]);

@@ -26,7 +26,7 @@ template <bool Blocked, std::size_t P = gemm_target.gemv_panels, std::size_t NV 
     for (std::size_t v = 0; v < NV; ++v) acc[q][0][v] = simd::splat(0.0f);
   auto steps = [&](std::size_t p, std::size_t end) __attribute__((always_inline)) {
     for (; p < end; ++p) {
-      const vf32 av = simd::splat(a[p]);
+      const auto av = simd::splat_operand(a[p]);
 #pragma GCC unroll 8
       for (std::size_t q = 0; q < P; ++q)
 #pragma GCC unroll 4

@@ -9,6 +9,8 @@
 //   armv7    4 x 8  (NV=2):  8 + 2 + 1 of 16 q (6 x 8 would leave no slack for the compiler);
 //            SSE2 the same over its 16 xmm
 //   aarch64  4 x 16 (NV=4): a hand-tuned tile (gemm_ukernel_neon64.hpp)
+//   MVE      3 x 8  (NV=2):  6 + 2 of 8 q; A's element is VFMA's scalar operand, in a core
+//            register (simd::splat_operand); 4 x 8 would need 10 q
 //   scalar   4 x 4  (NV=4): 16 + 4 + 1 of 32 s registers on a Cortex-M4F/M7
 
 #include <cstddef>
@@ -38,16 +40,23 @@ struct GemmTarget {
   // A decode step's one row (m == 1) over prepacked weights runs gemm_gemv.hpp over this many
   // panels side by side (independent FMA chains); 0: the tiles.
   std::size_t gemv_panels;
+  // Each tile one out-of-line call (gemm_ukernel.hpp), k-blocked tiles one row at a time: where
+  // stack is the budget (Cortex-M: tests/firmware/stack_budget.py).
+  bool tile_out_of_line;
 };
 
-inline constexpr GemmTarget gemm_target_scalar{4, 4, 1, false, 0, 0, false, 0};  // Cortex-M, armv6
-inline constexpr GemmTarget gemm_target_neon64{4, 4, 4, false, 0, 0, false, 4};  // aarch64
-inline constexpr GemmTarget gemm_target_4_lanes{4, 2, 4, true, 8, 4096, true, 4};  // armv7, SSE2
-inline constexpr GemmTarget gemm_target_wide{6, 2, 4, true, 8, 4096, true, 4};  // AVX2, AVX-512
+inline constexpr GemmTarget gemm_target_scalar{4, 4, 1, false, 0, 0, false, 0, true};  // Cortex-M, armv6
+inline constexpr GemmTarget gemm_target_neon64{4, 4, 4, false, 0, 0, false, 4, false};  // aarch64
+inline constexpr GemmTarget gemm_target_4_lanes{4, 2, 4, true, 8, 4096, true, 4, false};  // armv7, SSE2
+// Helium (Cortex-M55): no narrow tile (8 x 1 would need 9 q), no packing tile and no side-by-side
+// panels for a decode row (for the scalar path's reasons: no cache to save a trip to, flash).
+inline constexpr GemmTarget gemm_target_mve{3, 2, 4, false, 0, 0, false, 0, true};
+inline constexpr GemmTarget gemm_target_wide{6, 2, 4, true, 8, 4096, true, 4, false};  // AVX2, AVX-512
 
 constexpr GemmTarget gemm_target_of_build() noexcept {
   if (!simd::enabled) return gemm_target_scalar;
   if (simd::is_neon64) return gemm_target_neon64;
+  if (simd::is_mve) return gemm_target_mve;
   if (simd::lanes == 4) return gemm_target_4_lanes;
   return gemm_target_wide;
 }
@@ -61,6 +70,8 @@ inline constexpr std::size_t gemm_narrow_nr = simd::lanes;  // a narrow panel: o
 static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % gemm_nr == 0,
               "the micro-kernel tile must fit the scratch bounds in gemm.hpp, whose block widths are "
               "multiples of gemm_max_nr");
+static_assert(gemm_target.tile_out_of_line == simd::lean_stack,
+              "a target whose stack is the budget calls its tiles out of line");
 static_assert(!gemm_target.narrow || (gemm_nv == 2 && gemm_target.narrow_mr <= gemm_max_mr),
               "a narrow tile is half of a two-vector tile");
 

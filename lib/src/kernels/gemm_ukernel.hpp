@@ -137,7 +137,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
       }
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < MR; ++r) {
-        const vf32 av = simd::splat(ar[r][p]);
+        const auto av = simd::splat_operand(ar[r][p]);
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
       }
@@ -191,12 +191,13 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
   gemm_ukernel_f32<MR, NV, R, Blocked>(kc, a, lda, b, ldb, nullptr, c, ldc, n, e);
 }
 
-// The scalar path's tile (Cortex-M, armv6): one out-of-line call per tile, everything below it
-// inlined. Inlined into the driver instead, the 4 row counts at its 3 call sites would each add
-// their spills to gemm_f32's frame; not inlined at all (-Os), the row dispatch, the kernel and
-// its store would nest three frames. Stack is what a firmware must reserve
-// (tests/firmware/stack_budget.py); a call per 4 x 4 x kc tile costs nothing measurable.
-[[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_scalar(
+// The tile of a target whose stack is the budget (gemm_target.tile_out_of_line: Cortex-M, armv6,
+// scalar or MVE): one out-of-line call per tile, everything below it inlined. Inlined into the
+// driver instead, the row counts at its 3 call sites would each add their spills and partial-tile
+// buffers to gemm_f32's frame; not inlined at all (-Os), the row dispatch, the kernel and its
+// store would nest three frames. Stack is what a firmware must reserve
+// (tests/firmware/stack_budget.py); a call per tile costs nothing measurable.
+[[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_out_of_line(
     std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
     std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
   gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
@@ -208,23 +209,23 @@ template <class Arch>
 inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, const float* bp,
                          float* c, std::size_t ldc, std::size_t m, std::size_t n,
                          const GemmEpilogue& e) noexcept {
-  if constexpr (simd::enabled) {
+  if constexpr (!gemm_target.tile_out_of_line) {
     gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
   } else {
-    gemm_ukernel_scalar(kc, a, lda, bp, c, ldc, m, n, e);
+    gemm_ukernel_out_of_line(kc, a, lda, bp, c, ldc, m, n, e);
   }
 }
 
-// A tile summed in k blocks (GemmOptions::k_blocks); gemm_panel_blocked runs it. On the scalar
-// path one row at a time: with 4 or 2 rows its running total and spills take Cortex-M forward
-// over the 1 KiB stack budget. Slower for the output projection only (a B load per 4 FMAs, not
-// per 16).
+// A tile summed in k blocks (GemmOptions::k_blocks); gemm_panel_blocked runs it. Where the tile
+// is out of line (the stack budget), one row at a time: with more rows its running total and
+// spills take Cortex-M forward over the 1 KiB stack budget. Slower for the output projection
+// only (a B load per NV FMAs, not per MR x NV).
 template <class Arch>
 [[gnu::always_inline]] inline void gemm_ukernel_blocked(Arch, std::size_t kc, const float* a,
                                                         std::size_t lda, const float* bp, float* c,
                                                         std::size_t ldc, std::size_t m, std::size_t n,
                                                         const GemmEpilogue& e) noexcept {
-  if constexpr (simd::enabled) {
+  if constexpr (!gemm_target.tile_out_of_line) {
     gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, true>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
   } else {
     for (std::size_t r = 0; r < m; ++r)

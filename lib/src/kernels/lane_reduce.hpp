@@ -18,6 +18,14 @@ inline float reduce_max(simd::vf32 v) noexcept {
   return t[0];
 }
 
+inline float reduce_sum(simd::vf32 v) noexcept {
+  float t[simd::lanes];
+  simd::store(t, v);
+  for (std::size_t w = simd::lanes / 2; w > 0; w /= 2)
+    for (std::size_t i = 0; i < w; ++i) t[i] += t[i + w];
+  return t[0];
+}
+
 // The sums of `lanes` vectors v[0 .. lanes), one per lane of the result (lane t: v[t]'s lanes
 // added): a transpose-add network (xsimd::haddp: log2(lanes) levels of shuffles and adds for all
 // of them), not `lanes` separate reductions through memory.
@@ -36,18 +44,11 @@ inline simd::vf32 reduce_sums(const simd::vf32* v) noexcept {
   return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
 #elif defined(EMHA_SIMD_XSIMD)
   return xsimd::haddp(v);
-#else
-  static_assert(simd::lanes == 1, "reduce_sums needs this vector type's transpose-add");
-  return v[0];
+#else  // one lane, or a vector type without a transpose-add here (MVE): one reduction each
+  float sums[simd::lanes];
+  for (std::size_t t = 0; t < simd::lanes; ++t) sums[t] = reduce_sum(v[t]);
+  return simd::load(sums);
 #endif
-}
-
-inline float reduce_sum(simd::vf32 v) noexcept {
-  float t[simd::lanes];
-  simd::store(t, v);
-  for (std::size_t w = simd::lanes / 2; w > 0; w /= 2)
-    for (std::size_t i = 0; i < w; ++i) t[i] += t[i + w];
-  return t[0];
 }
 
 }  // namespace EMHA_ISA

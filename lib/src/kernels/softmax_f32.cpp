@@ -51,8 +51,8 @@ void fill_row(std::size_t n, float* y, float v) noexcept {
 // scores is a chain of dependent steps (max, reduction, exp, sum, reduction) that leaves an
 // out-of-order core mostly idle; four chains side by side take ~20% less time per row at S = 32
 // on AVX2 (four, not more: the exp's constants and the chains' registers fill its 16). The
-// scalar path (Cortex-M: in order, flash counts) keeps one row at a time.
-constexpr std::size_t rows_per_group = simd::enabled ? 4 : 1;
+// Cortex-M (simd::lean_stack, scalar or MVE: in order, stack and flash count) keeps one row at a time.
+constexpr std::size_t rows_per_group = simd::lean_stack ? 1 : 4;
 
 // max[r] = max_j y[r][j] for R rows ldy apart, and then of floor[r] if given (the running max
 // of the online softmax). Each row's operations and their order are those of R = 1, so a result
