@@ -186,7 +186,7 @@ class MultiHeadAttention {
       position_storage_;
   detail::ObjectFloats<(unit_offset_floats > 0), unit_offset_floats> unit_offset_storage_;
   detail::MhaPacked packed_{};
-  detail::MhaPositions positions_ = detail::mha_fill_positions(dims, position_storage_.data);
+  detail::MhaPositions positions_ = detail::mha_fill_positions<Config>(dims, position_storage_.data);
   MhaWeights weights_{};
   bool has_weights_ = false;
 };

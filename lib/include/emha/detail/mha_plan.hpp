@@ -134,8 +134,20 @@ struct MhaPositions {
   RelativeBias relative;
 };
 
-// Fills `storage` (mha_position_floats(d) floats) with d's tables.
-MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept;
+// Fill `storage` (mha_position_floats(d) floats) with d's tables, one per kind of position.
+MhaPositions mha_fill_rope(const MhaDims& d, float* storage) noexcept;
+MhaPositions mha_fill_alibi(const MhaDims& d, float* storage) noexcept;
+MhaPositions mha_fill_relative(const MhaDims& d, float* storage) noexcept;
+
+// The tables of d = mha_dims<C>(): the filler of C's position, chosen at compile time so that a
+// firmware links only that one (and none without positions).
+template <class C>
+MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept {
+  if constexpr (C::position == Position::rope || C::position == Position::xpos) return mha_fill_rope(d, storage);
+  else if constexpr (C::position == Position::alibi) return mha_fill_alibi(d, storage);
+  else if constexpr (C::position == Position::relative_bias) return mha_fill_relative(d, storage);
+  else return MhaPositions{};
+}
 
 constexpr std::size_t mha_max(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
 
