@@ -73,9 +73,20 @@ constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept
 }
 
 // A switch, not a table of function pointers: every call is direct, so a firmware's stack bound
-// (tests/firmware/stack_budget.py) follows it.
-template <class K>
+// (tests/firmware/stack_budget.py) follows it. A plain pass (mha_plain) has only the stages of
+// the first switch, and references no other stage's code.
+template <class K, bool Plain>
 Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
+  if constexpr (Plain) {
+    switch (stage) {
+      case Stage::project: return project_stage<K>(s, b);
+      case Stage::append: return append_stage<K>(s, b);
+      case Stage::attend: return attend_stage<K>(s, b);
+      case Stage::output: return output_stage<K>(s, b);
+      case Stage::fill: return fill_stage<K>(s, b);
+      default: return Status::invalid_argument;  // not in a plain Config's plan
+    }
+  }
   switch (stage) {
     case Stage::norm_input: return norm_input_stage<K>(s, b);
     case Stage::project: return project_stage<K>(s, b);
@@ -95,7 +106,7 @@ Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
   return Status::invalid_argument;
 }
 
-template <class K>
+template <class K, bool Plain = false>
 Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     const Span<const float>& query, const Span<const float>& key,
@@ -117,7 +128,7 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
   const StagePlan plan = plan_of(d, cache);
   for (std::size_t b = 0; b < sh.batch; ++b)
-    for (std::size_t i = 0; i < plan.count; ++i) EMHA_TRY(run_stage<K>(plan.stage[i], s, b));
+    for (std::size_t i = 0; i < plan.count; ++i) EMHA_TRY((run_stage<K, Plain>(plan.stage[i], s, b)));
   for (std::size_t b = 0; cache && b < sh.batch; ++b) {
     if (cache->use == KvUse::append) cache->lengths[b] += sh.seq_q;
     if (fill) cache->lengths[b] = sh.seq_kv, cache->firsts[b] = 0;
@@ -149,6 +160,13 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
                     Span<const float> query, Span<const float> key, Span<const float> value,
                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
   return mha_forward<SimdKernels>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+}
+
+Status mha_forward_plain(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                          const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
+                          Span<const float> query, Span<const float> key, Span<const float> value,
+                          Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return mha_forward<SimdKernels, true>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
 }
 
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,

@@ -92,7 +92,7 @@ class MultiHeadAttention {
                  Span<const float> value, Span<float> out,
                  const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, query, key,
+    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, query, key,
                                value, out, options, nullptr);
   }
 
@@ -119,7 +119,7 @@ class MultiHeadAttention {
                  KvCache<Config, Cap, Batch, CacheOwn>& cache, const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view();
-    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, x, x, x, out,
+    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, x, x, x, out,
                                options, &view);
   }
 
@@ -144,7 +144,7 @@ class MultiHeadAttention {
                     KvCache<Config, Cap, Batch, CacheOwn>& cache) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view(detail::KvUse::fill);
-    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, key, key, value,
+    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, key, key, value,
                                Span<float>{}, ForwardOptions{}, &view);
   }
   template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
@@ -153,7 +153,7 @@ class MultiHeadAttention {
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view_read();
-    return detail::mha_forward(dims, weights_, packed_, positions_, scratch_.get(), shape, query, query, query,
+    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, query, query, query,
                                out, options, &view);
   }
 
@@ -180,6 +180,16 @@ class MultiHeadAttention {
   const ArenaRef& arena() const noexcept { return scratch_.get(); }
 
  private:
+  // The compiled pass: the plain one when the Config has no stage beyond attention's own
+  // (detail::mha_plain), so that a firmware links no other stage.
+  template <class... A>
+  static Status core(A&&... a) noexcept {
+    if constexpr (detail::mha_plain<Config>())
+      return detail::mha_forward_plain(static_cast<A&&>(a)...);
+    else
+      return detail::mha_forward(static_cast<A&&>(a)...);
+  }
+
   detail::ArenaHolder<Own, arena_bytes> scratch_{};
   detail::ObjectFloats<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
   detail::ObjectFloats<(detail::mha_position_floats(dims) > 0), detail::mha_position_floats(dims)>

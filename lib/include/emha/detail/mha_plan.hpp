@@ -275,6 +275,22 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
                    Span<const float> value, Span<float> out, const ForwardOptions& options,
                    const KvCacheView* cache) noexcept;
 
+// Whether a Config's pass is plain: no stage but the projections, the cache's, attention and the
+// output projection (no norm, no RoPE or xPos, no QK-norm, the column split). Its forward() calls
+// mha_forward_plain, whose code holds only those stages: a firmware links nothing else.
+template <class C>
+constexpr bool mha_plain() noexcept {
+  return C::norm == NormPlacement::none && C::qk_norm == QkNorm::none && C::head_split == HeadSplit::columns &&
+         C::position != Position::rope && C::position != Position::xpos;
+}
+
+// mha_forward for dims whose Config is plain (mha_plain).
+Status mha_forward_plain(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                         const MhaPositions& positions, ArenaRef& arena,
+                         const AttentionShape& shape, Span<const float> query, Span<const float> key,
+                         Span<const float> value, Span<float> out, const ForwardOptions& options,
+                         const KvCacheView* cache) noexcept;
+
 // The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref).
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                        ArenaRef& arena,
