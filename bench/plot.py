@@ -9,8 +9,8 @@ Reads what bench/run.sh wrote: the Google Benchmark JSON of emha_bench_mha and e
 (medians of the repetitions, their GFLOPS counter; the context's fma_peak_<isa>_gflops entries,
 one per instruction set the CPU has) and torch_mha.py's --json (CPU seconds per forward).
 Left: MultiHeadAttention::forward per (S, D, H), emha, Eigen and PyTorch. Right: gemm_f32 on the
-attention-shaped products, emha, OpenBLAS and Eigen. A dashed line per instruction set's FMA
-peak; emha's own instruction set is named in the title. Needs python3-matplotlib (Debian).
+attention-shaped products, emha, OpenBLAS, Eigen, oneDNN and XNNPACK (those built in). A dashed
+line per instruction set's FMA peak; emha's own instruction set is named in the title. Needs python3-matplotlib (Debian).
 """
 import argparse
 import json
@@ -103,7 +103,8 @@ def main():
         gemm_g = medians(gemm)
         rows = [n.rsplit("/", 1)[0] for n in gemm_g if n.endswith("/emha") and n.split("/")[2] in GEMM_SHAPES]
         rows = sorted(set(rows), key=lambda r: (r.split("/")[1], GEMM_SHAPES.index(r.split("/")[2])))
-        gseries = {impl: [gemm_g.get(f"{r}/{impl}") for r in rows] for impl in ("emha", "openblas", "eigen")}
+        impls = ("emha", "openblas", "eigen", "onednn", "xnnpack")
+        gseries = {impl: [gemm_g.get(f"{r}/{impl}") for r in rows] for impl in impls}
         gseries = {k: v for k, v in gseries.items() if any(x is not None for x in v)}
         bars(axes[0][1], [r.split("/", 1)[1] for r in rows], gseries, peaks(gemm) or peak_lines,
              "gemm_f32, attention shapes")

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # README command 1: installs dependencies, builds Release, then runs
 #   1. the attention benchmark (emha MultiHeadAttention vs Eigen) and its summary table,
-#   2. the GEMM kernel benchmark (emha vs OpenBLAS vs Eigen; short runs, summary table), with
-#      OpenBLAS on the instruction set emha runs, and on an AVX-512 CPU once more on the attention
-#      shapes with both on the other one (AVX-512 or AVX2),
+#   2. the GEMM kernel benchmark (emha vs OpenBLAS, Eigen, oneDNN's matmul and XNNPACK's
+#      fully-connected operator, those installed; short runs, summary table with a <peer>/emha
+#      column each), with OpenBLAS and oneDNN on the instruction set emha runs, and on an AVX-512
+#      CPU once more on the attention shapes with all three on the other one (AVX-512 or AVX2),
 #   3. the PyTorch comparison, if /usr/bin/python3 can import torch,
 #   4. a plot of it all (GFLOP/s per configuration, the FMA peak lines) to bench.png beside the
 #      JSON files.
@@ -47,7 +48,9 @@ step "MultiHeadAttention::forward vs Eigen (bench/attention/bench_mha.cpp)"
 # full width: Intel, AMD Zen 5; AVX2+FMA on Zen 4 and without AVX-512); OpenBLAS 0.3.21 picks
 # AVX-512 kernels on the CPUs it knows (Zen 4 as Cooperlake) and falls back to Haswell's AVX2
 # ones on those it does not (Zen 5). Where the two differ, OpenBLAS's core for emha's ISA is
-# forced (OPENBLAS_CORETYPE, read when the library loads) and the run says so.
+# forced (OPENBLAS_CORETYPE, read when the library loads) and the run says so. oneDNN is held to
+# emha's instruction set by the binary itself (dnnl_set_max_cpu_isa, support/peers.cpp);
+# XNNPACK's 2022 snapshot has no such switch and runs its own choice (its "peers" entry says so).
 emha_isa=$("$build/bench/emha_bench_gemm" --benchmark_filter='^$' 2>&1 | sed -n 's/^emha kernels: //p')
 openblas_core=$("$build/bench/emha_bench_gemm" --benchmark_filter='^$' 2>&1 | sed -n 's/.*OpenBLAS.*(core \([A-Za-z0-9]*\).*/\1/p')
 # openblas_env ISA: the OPENBLAS_CORETYPE assignment that puts OpenBLAS on ISA's kernels, if any.
@@ -58,7 +61,7 @@ openblas_env() {
   if [ "$1" != avx512 ] && [ $avx512_core -eq 1 ]; then echo OPENBLAS_CORETYPE=Haswell; fi
 }
 env1=$(openblas_env "$emha_isa")
-step "gemm_f32 vs OpenBLAS and Eigen, emha on $emha_isa, OpenBLAS ${env1:-on its own choice, core $openblas_core} (JSON in $build/bench_gemm.json)"
+step "gemm_f32 vs OpenBLAS, Eigen, oneDNN and XNNPACK, emha and oneDNN on $emha_isa, OpenBLAS ${env1:-on its own choice, core $openblas_core} (JSON in $build/bench_gemm.json)"
 # JSON on stdout goes to the file; the peak and the summary table come on stderr.
 env $env1 "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
@@ -68,7 +71,7 @@ env $env1 "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
 if grep -qw avx512f /proc/cpuinfo; then
   other=$([ "$emha_isa" = avx512 ] && echo avx2 || echo avx512)
   env2=$(openblas_env "$other")
-  step "gemm_f32 with emha on $other (--emha_isa), OpenBLAS ${env2:-on its own choice, core $openblas_core}, attention shapes"
+  step "gemm_f32 with emha and oneDNN on $other (--emha_isa), OpenBLAS ${env2:-on its own choice, core $openblas_core}, attention shapes"
   env $env2 "$build/bench/emha_bench_gemm" --emha_isa="$other" --benchmark_repetitions=9 \
     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
     --benchmark_min_time=0.03 --benchmark_format=json \
