@@ -63,7 +63,7 @@ Pool& pool() noexcept {
 void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
+#elif defined(__aarch64__) || (defined(__arm__) && __ARM_ARCH >= 7)  // armv6 has no yield hint
   __asm__ __volatile__("yield");
 #endif
 }
