@@ -11,6 +11,12 @@
 // every task nobody has taken itself. A worker that is descheduled, or was asleep, when a job
 // starts therefore costs the job nothing: the others take its share.
 //
+// A job whose caller waited longer for the others' last tasks than it worked itself (a worker was
+// descheduled holding a task: a busy core, more threads than cores) is a sign that workers are
+// not getting a core: the next jobs run on the caller alone, 1, 2, 4 ... up to 256 of them after
+// successive such jobs, and a job that goes well halves the count again. Results do not depend
+// on it: tasks are the same calls, in any order.
+//
 // Waiting is bounded by time, not by a count of polls (a `pause` costs a few cycles on some cores
 // and over a hundred on others): a worker polls for a new job for spin_ns, then yields its core
 // for yield_ns more, then sleeps on a condition variable; the caller, waiting for tasks that
@@ -51,6 +57,8 @@ struct Pool {
   void* context = nullptr;
   std::atomic<std::size_t> tasks{0};
   std::atomic<std::size_t> done{0};     // tasks of the current job finished
+  // Under `call`: jobs still to run on the caller alone, and how many the next stall sets.
+  std::uint32_t serial_left = 0, backoff = 1;
 };
 
 // Never destroyed: detached workers may still wait on it while the process exits.
@@ -133,6 +141,12 @@ void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept 
     return;
   }
   std::lock_guard<std::mutex> call(p.call);
+  if (p.serial_left > 0) {
+    --p.serial_left;
+    for (std::size_t i = 0; i < tasks; ++i) task(context, i);
+    return;
+  }
+  const std::uint64_t t0 = now_ns();
   p.task = task;
   p.context = context;
   p.tasks.store(tasks, std::memory_order_relaxed);
@@ -151,6 +165,13 @@ void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept 
       std::this_thread::yield();
     else
       pause();
+  }
+  const std::uint64_t waited = now_ns() - start, worked = start - t0;
+  if (waited > worked + spin_ns) {
+    p.serial_left = p.backoff;
+    p.backoff = p.backoff < 256 ? 2 * p.backoff : 256;
+  } else if (p.backoff > 1) {
+    p.backoff /= 2;
   }
 }
 
