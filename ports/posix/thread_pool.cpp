@@ -5,10 +5,13 @@
 // clamped to the CPUs the process may run on (its affinity mask).
 //
 // A parallel_for publishes one job (task function, context, count) as a new generation of the
-// `claim` word, generation << 32 | next task index. The caller and the workers take task indices
-// by compare-and-swap on that word, so a worker still holding an old generation can never take a
-// task of the new one; the caller waits only for tasks that were taken and are running, and runs
-// every task nobody has taken itself. A worker that is descheduled, or was asleep, when a job
+// 32-bit `claim` word (generation in the high 20 bits, the next task index in the low 12: 32-bit
+// atomics are lock-free on every ARM Linux core, armv6 included, 64-bit ones not). The caller and
+// the workers take task indices by compare-and-swap on that word, so a worker still holding an
+// old generation cannot take a task of the new one (and if the generation wrapped around to the
+// very same word, the claim is a valid one of the current job: the index is checked again after
+// it); the caller waits only for tasks that were taken and are running, and runs every task
+// nobody has taken itself. A job of more than 4095 tasks runs on the caller. A worker that is descheduled, or was asleep, when a job
 // starts therefore costs the job nothing: the others take its share.
 //
 // A job whose caller waited longer for the others' last tasks than it worked itself (a worker was
@@ -39,6 +42,7 @@ namespace emha::port {
 namespace {
 
 constexpr std::size_t max_threads = 256;
+constexpr std::uint32_t index_bits = 12, index_mask = (1u << index_bits) - 1;  // of `claim`
 constexpr std::uint64_t spin_ns = 20000;   // polling before yielding
 constexpr std::uint64_t yield_ns = 200000; // a worker yielding before it sleeps
 
@@ -48,11 +52,11 @@ struct Pool {
   std::condition_variable wake;
   std::atomic<std::size_t> threads{1};  // workers, the caller's included
   std::atomic<std::uint32_t> generation{0};  // the current job's; workers wait for it to change
-  // generation << 32 | next task index. Stored (release) after the job's fields are written;
-  // a successful compare-and-swap (acquire) on the current generation gives a task of that job,
-  // and the job's fields are read only then: the caller rewrites them for the next job only
+  // generation << index_bits | next task index. Stored (release) after the job's fields are
+  // written; a successful compare-and-swap (acquire) on the current word gives a task of that
+  // job, and the job's fields are read only then: the caller rewrites them for the next job only
   // after every taken task has finished.
-  std::atomic<std::uint64_t> claim{0};
+  std::atomic<std::uint32_t> claim{0};
   ParallelTask task = nullptr;
   void* context = nullptr;
   std::atomic<std::size_t> tasks{0};
@@ -78,13 +82,15 @@ void pause() noexcept {
 
 // Takes and runs tasks of generation `gen` until none is left (or a newer job started).
 void run_tasks(Pool& p, std::uint32_t gen) noexcept {
-  std::uint64_t c = p.claim.load(std::memory_order_acquire);
+  const std::uint32_t tag = gen << index_bits;
+  std::uint32_t c = p.claim.load(std::memory_order_acquire);
   for (;;) {
-    if (std::uint32_t(c >> 32) != gen) return;
-    const std::size_t i = std::size_t(c & 0xFFFFFFFFu);
+    if ((c & ~index_mask) != tag) return;
+    const std::size_t i = c & index_mask;
     if (i >= p.tasks.load(std::memory_order_relaxed)) return;
     if (!p.claim.compare_exchange_weak(c, c + 1, std::memory_order_acquire, std::memory_order_acquire))
       continue;  // c now holds the current word
+    if (i >= p.tasks.load(std::memory_order_relaxed)) return;  // read before the claim: of another job
     p.task(p.context, i);
     p.done.fetch_add(1, std::memory_order_release);
     c = p.claim.load(std::memory_order_acquire);
@@ -136,7 +142,7 @@ std::size_t usable_cpus() noexcept {
 
 void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept {
   Pool& p = pool();
-  if (tasks <= 1 || p.threads.load(std::memory_order_acquire) == 1) {
+  if (tasks <= 1 || tasks > index_mask || p.threads.load(std::memory_order_acquire) == 1) {
     for (std::size_t i = 0; i < tasks; ++i) task(context, i);
     return;
   }
@@ -152,7 +158,7 @@ void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept 
   p.tasks.store(tasks, std::memory_order_relaxed);
   p.done.store(0, std::memory_order_relaxed);
   const std::uint32_t gen = p.generation.load(std::memory_order_relaxed) + 1;
-  p.claim.store(std::uint64_t(gen) << 32, std::memory_order_release);
+  p.claim.store(gen << index_bits, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(p.m);  // a worker between its check and its wait sees this
     p.generation.store(gen, std::memory_order_release);
