@@ -76,7 +76,9 @@ void rows_nt(std::size_t m, std::size_t n, std::size_t k, const float* a, std::s
              const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
   // At least 8 rows of B: 8 independent chains (4 left the FMA latency exposed: a head's dot is
   // only d_k / lanes steps long); `lanes` of them where that is more, for one reduce_sums.
-  constexpr std::size_t T = lanes > 8 ? lanes : 8;
+  // Lean-stack builds (Cortex-M: MVE has 8 vector registers) keep `lanes` chains: eight spill,
+  // and the frame takes this kernel over the 1 KiB stack budget (tests/firmware/stack_budget.py).
+  constexpr std::size_t T = simd::lean_stack ? lanes : lanes > 8 ? lanes : 8;
   const bool across = k % lanes == 0;
   std::size_t j = 0;
   for (; j + T <= n; j += T) {
@@ -168,12 +170,12 @@ void row_nn(std::size_t k, const float* ai, const float* b, std::size_t ldb, std
   }
 }
 
-// Rows of A four at a time (a decode step's GQA group, P V), in blocks of 2 vectors of columns:
-// B is read once per four rows instead of once per row; the columns past the last 2-vector
+// Rows of A four at a time (two on lean-stack builds; a decode step's GQA group, P V), in blocks
+// of 2 vectors of columns: B is read once per four rows instead of once per row; the columns past the last 2-vector
 // block, and the rows past the last four, as row_nn. Every output is the same chain over k.
 void rows_nn(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
              const float* b, std::size_t ldb, float* c, std::size_t ldc, const GemmOptions& o) noexcept {
-  constexpr std::size_t R = 4, V = 2;
+  constexpr std::size_t R = simd::lean_stack ? 2 : 4, V = 2;  // 2 x 2 accumulators in 8 MVE registers
   std::size_t i = 0;
   for (; i + R <= m; i += R) {
     std::size_t j = 0;
