@@ -5,7 +5,6 @@
 // build's Config 4". Fields that do not apply (rope_base without RoPE, ...) are not compared, as
 // the loader does not compare them.
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,9 +38,6 @@ FieldMismatch first_mismatch(const unsigned char* blob) noexcept {
   const bool rope = d.position == Position::rope, xpos = d.position == Position::xpos;
   const bool norm = d.norm != NormPlacement::none, qk = d.qk_norm != QkNorm::none;
   const bool rel = d.position == Position::relative_bias, v2 = blob_u32(blob, 4) >= 2;
-  const auto resolved = [](double scale, double head_dim) {  // the loader's rule
-    return scale != 0 ? scale : double(1.0f / std::sqrt(float(head_dim)));
-  };
   const unsigned bias = unsigned(d.bias[0]) | unsigned(d.bias[1]) << 1 | unsigned(d.bias[2]) << 2 |
                         unsigned(d.bias[3]) << 3;
   struct Field {
@@ -86,10 +82,10 @@ FieldMismatch first_mismatch(const unsigned char* blob) noexcept {
     if (in_blob != f.config) return {f.name, in_blob, f.config};
   }
   // Version 1: head_dim d_model / heads. The scale, compared as the loader does once resolved.
-  const double head_dim = v2 ? double(blob_u32(blob, 104)) : double(d.d_model / d.heads);
-  if (head_dim != double(d.head_dim)) return {"head_dim", head_dim, double(d.head_dim)};
-  const double in_blob = resolved(v2 ? double(blob_f32(blob, 108)) : 0.0, head_dim);
-  const double config = resolved(double(d.scale), double(d.head_dim));
+  const std::size_t head_dim = v2 ? blob_u32(blob, 104) : d.d_model / d.heads;
+  if (head_dim != d.head_dim) return {"head_dim", double(head_dim), double(d.head_dim)};
+  const double in_blob = detail::resolved_scale(v2 ? blob_f32(blob, 108) : 0.0f, head_dim);
+  const double config = detail::resolved_scale(d.scale, d.head_dim);
   if (in_blob != config) return {"scale", in_blob, config};
   return {};
 }

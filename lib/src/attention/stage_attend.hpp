@@ -82,9 +82,7 @@ template <class K>
 template <class K>
 [[gnu::noinline]] Status attend_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
-  const float scale = s.o.scale != 0.0f ? s.o.scale
-                      : d.scale != 0.0f ? d.scale
-                                        : 1.0f / std::sqrt(float(d.d_k()));
+  const float scale = s.o.scale != 0.0f ? s.o.scale : resolved_scale(d.scale, d.d_k());
   const std::size_t flops = 4 * s.sh.seq_q * s.sh.seq_kv * d.q_dim();
   const std::size_t bytes = sizeof(float) * (2 * s.sh.seq_kv * d.kv_dim() + s.sh.seq_q * d.q_dim());  // K, V, Q
   if (s.o.attn_weights.data == nullptr) {  // fused

@@ -4,7 +4,6 @@
 // byte (little-endian whatever the host), every size is checked before it is used as an offset,
 // and nothing is written to `out` or `reference` unless the whole blob is valid.
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -35,11 +34,6 @@ enum Field : std::size_t {
   f_qk_norm_eps = 120, f_head_split = 124, f_rel_buckets = 128, f_rel_max_distance = 132,
   f_rel_bidirectional = 136,
 };
-
-// The score scale a Config's (or a blob's) scale and head width give (stage_attend.hpp's rule).
-float resolved_scale(float scale, std::size_t head_dim) noexcept {
-  return scale != 0.0f ? scale : 1.0f / std::sqrt(float(head_dim));
-}
 
 // Header bytes of a version load_weights() reads (0: none).
 std::size_t header_bytes_of(std::uint32_t version) noexcept {

@@ -3,6 +3,7 @@
 // The size-erased core of MultiHeadAttention: dimensions as values, so that one compiled
 // forward() (lib/src/attention/mha_forward.cpp) serves every Config.
 
+#include <cmath>
 #include <cstddef>
 
 #include "emha/arena.hpp"
@@ -71,6 +72,13 @@ struct MhaDims {
     return qk_norm == QkNorm::none ? 0 : qk_norm == QkNorm::per_head ? d_k() : kv_dim();
   }
 };
+
+// The scores' scale of a Config scale (0: 1 / sqrt(head_dim), rounded twice as PyTorch's
+// q / sqrt(d_k)): forward() uses it unless ForwardOptions::scale is set, and a blob's scale is
+// compared with a Config's once both are resolved by it.
+inline float resolved_scale(float scale, std::size_t head_dim) noexcept {
+  return scale != 0.0f ? scale : 1.0f / std::sqrt(float(head_dim));
+}
 
 // The dims of a Config (checked by check_config).
 template <class C>

@@ -28,6 +28,18 @@ std::size_t distance_bucket(std::size_t n, Half half, std::size_t max_distance) 
   return large < half.nb - 1 ? large : half.nb - 1;
 }
 
+// Where relative position rel falls: its distance n within a half, and the half's first bucket
+// (bidirectional: keys after the query in the upper half; causal: every later key at distance 0).
+struct Split {
+  std::size_t n, first;
+};
+Split split(std::ptrdiff_t rel, Half half, bool bidirectional) noexcept {
+  const bool after = rel > 0;
+  const std::size_t n = after ? std::size_t(rel) : std::size_t(0) - std::size_t(rel);
+  if (!bidirectional) return {after ? 0 : n, 0};
+  return {n, after ? half.nb : 0};
+}
+
 bool valid(std::size_t buckets, std::size_t max_distance, bool bidirectional) noexcept {
   const Half half = half_of(buckets, bidirectional);
   return half.nb >= 2 && max_distance > half.max_exact;
@@ -38,13 +50,8 @@ bool valid(std::size_t buckets, std::size_t max_distance, bool bidirectional) no
 std::size_t relative_bucket(std::ptrdiff_t relative_position, std::size_t buckets, std::size_t max_distance,
                             bool bidirectional) noexcept {
   const Half half = half_of(buckets, bidirectional);
-  const bool after = relative_position > 0;
-  std::size_t n;
-  if (bidirectional)
-    n = after ? std::size_t(relative_position) : std::size_t(0) - std::size_t(relative_position);
-  else
-    n = after ? 0 : std::size_t(0) - std::size_t(relative_position);
-  return (bidirectional && after ? half.nb : 0) + distance_bucket(n, half, max_distance);
+  const Split at = split(relative_position, half, bidirectional);
+  return at.first + distance_bucket(at.n, half, max_distance);
 }
 
 Status relative_bucket_table_f32(std::size_t buckets, std::size_t max_distance, bool bidirectional,
@@ -65,12 +72,9 @@ void mask_relative_bias_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t d
     // key j's position minus query i's: j - i - diagonal
     const std::ptrdiff_t first = -std::ptrdiff_t(i) - diagonal;
     for (std::size_t j = 0; j < cols; ++j) {
-      const std::ptrdiff_t rel = first + std::ptrdiff_t(j);
-      const bool after = rel > 0;
-      std::size_t n = after ? std::size_t(rel) : std::size_t(0) - std::size_t(rel);
-      if (!rb.bidirectional && after) n = 0;
-      const std::size_t b = n <= rb.max_distance ? std::size_t(rb.distance_bucket[n]) : half.nb - 1;
-      row[j] += column[((rb.bidirectional && after ? half.nb : 0) + b) * rb.heads];
+      const Split at = split(first + std::ptrdiff_t(j), half, rb.bidirectional);
+      const std::size_t b = at.n <= rb.max_distance ? std::size_t(rb.distance_bucket[at.n]) : half.nb - 1;
+      row[j] += column[(at.first + b) * rb.heads];
     }
   }
 }
