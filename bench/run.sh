@@ -7,7 +7,10 @@
 #      column each), with OpenBLAS and oneDNN on the instruction set emha runs, and on an AVX-512
 #      CPU once more on the attention shapes with all three on the other one (AVX-512 or AVX2),
 #   3. the PyTorch comparison, if /usr/bin/python3 can import torch,
-#   4. a plot of it all (GFLOP/s per configuration, the FMA peak lines) to bench.png beside the
+#   4. a decode step through the KvCache (bench/attention/bench_decode.cpp) against a read loop
+#      over its bytes, and PyTorch's step beside it (bench/torch_decode.py) if torch imports,
+#   5. the thread pool's scaling table, 1 .. 2 x CPUs workers (bench/worker_table.sh),
+#   6. a plot of it all (GFLOP/s per configuration, the FMA peak lines) to bench.png beside the
 #      JSON files.
 # Every benchmark binary measures the FMA peak of each instruction set the CPU has and reports
 # "% of peak" of emha's own and "% best" of the machine's best. Takes a few minutes. Stops with a
@@ -32,7 +35,8 @@ step() { printf '\n==== %s ====\n' "$*"; }
 step "configure and build (Release) in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
   -DEMHA_BUILD_BENCH=ON >/dev/null
-cmake --build "$build" -j "$jobs" --target emha_bench_mha emha_bench_gemm emha_bench_softmax
+cmake --build "$build" -j "$jobs" --target emha_bench_mha emha_bench_gemm emha_bench_softmax \
+  emha_bench_decode emha_worker_scaling
 
 # Repetitions in random order, so that a noisy neighbour hits every implementation alike;
 # medians are what the summaries report. Many short repetitions rather than a few long ones:
@@ -88,6 +92,18 @@ if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
 else
   echo "skipped: /usr/bin/python3 cannot import torch (install it with: apt-get install python3-torch)"
 fi
+
+step "a decode step through the KvCache (bench/attention/bench_decode.cpp, bench/torch_decode.py)"
+if [ ${#torch_json[@]} -gt 0 ]; then
+  /usr/bin/python3 bench/torch_decode.py "$build/bench/emha_bench_decode" --repetitions 5
+else
+  "$build/bench/emha_bench_decode" --benchmark_filter='^decode/' --benchmark_repetitions=5 \
+    --benchmark_report_aggregates_only=true --benchmark_min_time=0.1 --benchmark_format=json \
+    >"$build/bench_decode.json"
+fi
+
+step "threads: wall time per call on 1 .. 2 x CPUs workers (bench/worker_table.sh)"
+bash bench/worker_table.sh "$build/bench/emha_worker_scaling"
 
 step "plot (bench/plot.py)"
 /usr/bin/python3 bench/plot.py --mha "$build/bench_mha.json" --gemm "$build/bench_gemm.json" \

@@ -20,7 +20,8 @@
 // bytes read per CPU second.
 // At start-up each layer's step is checked against its own full-prefix forward (the last row);
 // a deviation above 1e-3 stops the binary (exit status 1). A summary table of medians follows
-// the benchmarks.
+// the benchmarks, with each step's fraction of its floor ("limit": its bytes at the read loop's
+// rate or its FLOPs at the FMA peak, whichever takes longer).
 
 #include <benchmark/benchmark.h>
 
@@ -238,17 +239,26 @@ int main(int argc, char** argv) {
   for (const LayoutCase& c : layouts)
     benchmark::RegisterBenchmark(c.name.c_str(), bm_layout, &c)->Unit(benchmark::kMicrosecond);
   run.run();
-  std::fprintf(run.text, "\n%-32s %10s %12s %9s %8s %8s %6s\n", "decode step (medians)", "step us",
-               "prefix us", "speed-up", "GB/s", "read GB/s", "frac");
+  // The step's floor on this core: the longer of reading its bytes at the read loop's rate and
+  // its FLOPs at emha's FMA ceiling (2 per weight, and per cached position 4 per query column:
+  // Q K^T and P V). "limit" is the step's fraction of that floor; "bound" says which one it is.
+  const double peak = run.peaks().ceiling() * 1e9;
+  std::fprintf(run.text, "\n%-32s %10s %12s %9s %8s %8s %6s %6s %7s\n", "decode step (medians)", "step us",
+               "prefix us", "speed-up", "GB/s", "read GB/s", "frac", "limit", "bound");
   for (const Case& c : cases) {
     const auto& s = run.results[c.name + "/emha"];
     const auto& p = run.results[c.name + "/prefix"];
     const auto& r = run.results[c.name + "/read"];
     if (s.time_s <= 0 || r.time_s <= 0) continue;
     const double gbps = double(c.bytes) * 1e-9 / s.time_s, read = r.counters.at("GBps");
-    std::fprintf(run.text, "%-32s %10.1f %12.1f %8.1fx %8.1f %8.1f %5.0f%%\n", c.name.substr(7).c_str(),
-                 s.time_s * 1e6, p.time_s * 1e6, p.time_s > 0 ? p.time_s / s.time_s : 0.0, gbps, read,
-                 100.0 * gbps / read);
+    const std::size_t d = c.layer->d_model, kv = c.layer->kv_dim;
+    const double flops = 2.0 * double((d + 2 * kv) * d + d * d) + 4.0 * double(d * (c.len + 1));
+    const double read_s = double(c.bytes) * 1e-9 / read, flop_s = peak > 0 ? flops / peak : 0.0;
+    const double floor_s = read_s > flop_s ? read_s : flop_s;
+    std::fprintf(run.text, "%-32s %10.1f %12.1f %8.1fx %8.1f %8.1f %5.0f%% %5.0f%% %7s\n",
+                 c.name.substr(7).c_str(), s.time_s * 1e6, p.time_s * 1e6,
+                 p.time_s > 0 ? p.time_s / s.time_s : 0.0, gbps, read, 100.0 * gbps / read,
+                 100.0 * floor_s / s.time_s, read_s >= flop_s ? "bytes" : "FLOPs");
   }
   return run.status;
 }

@@ -98,13 +98,20 @@ template <std::size_t S, bool Weights>
 struct LongCfg : emha::MhaConfig<256, 8, S> {
   static constexpr bool attention_weights = Weights;
 };
+// Less the one-query chunk block (mha_split_floats: a step per mha_split_keys keys, 0 up to 384).
 template <std::size_t S, bool Weights>
-constexpr std::size_t long_arena = emha::MultiHeadAttention<LongCfg<S, Weights>>::arena_bytes;
+constexpr std::size_t long_split_bytes() {
+  const std::size_t f = emha::detail::mha_split_floats(emha::MultiHeadAttention<LongCfg<S, Weights>>::dims);
+  return f ? f * sizeof(float) + 64 : 0;
+}
+template <std::size_t S, bool Weights>
+constexpr std::size_t long_arena = emha::MultiHeadAttention<LongCfg<S, Weights>>::arena_bytes - long_split_bytes<S, Weights>();
 }  // namespace
 
 TEST_CASE("fused-only arenas grow linearly in the sequence length, unfused ones do not") {
   constexpr std::size_t f256 = long_arena<256, false>, f512 = long_arena<512, false>,
                         f1024 = long_arena<1024, false>;
+  static_assert(long_split_bytes<256, false>() == 0 && long_split_bytes<1024, false>() > 0);
   CHECK(f1024 - f512 == 2 * (f512 - f256));  // linear: equal steps per added position
   constexpr std::size_t u256 = long_arena<256, true>, u512 = long_arena<512, true>,
                         u1024 = long_arena<1024, true>;

@@ -21,8 +21,9 @@
 
 namespace {
 
-template <std::size_t D, std::size_t H, std::size_t S, std::size_t Kv = S>
+template <std::size_t D, std::size_t H, std::size_t S, std::size_t Kv = S, std::size_t KvHeads = H>
 struct Cfg : emha::MhaConfig<D, H, S, Kv> {
+  static constexpr std::size_t kv_heads = KvHeads;
   static constexpr std::size_t max_threads = 16;
   static constexpr bool attention_weights = false;
 };
@@ -58,16 +59,18 @@ struct Weights {
     return w;
   }
 };
-Weights weights(std::size_t d) {
+// d_model d, K and V kv_dim wide each (d without GQA).
+Weights weights(std::size_t d, std::size_t kv_dim) {
   const float s = 1.0f / float(d);
-  return {random(3 * d * d, s, 1), random(3 * d, 0.1f, 2), random(d * d, s, 3), random(d, 0.1f, 4)};
+  const std::size_t rows = d + 2 * kv_dim;
+  return {random(rows * d, s, 1), random(rows, 0.1f, 2), random(d * d, s, 3), random(d, 0.1f, 4)};
 }
 
 // A forward at (S, D, H); returns false when its bits change between calls.
 template <std::size_t D, std::size_t H, std::size_t S>
 bool forward_case(const char* name) {
   using C = Cfg<D, H, S>;
-  const Weights w = weights(D);
+  const Weights w = weights(D, D);
   auto m = std::make_unique<emha::MultiHeadAttention<C>>();
   if (m->set_weights(w.view()) != emha::Status::ok) return false;
   const std::vector<float> x = random(S * D, 1.0f, 5);
@@ -81,12 +84,13 @@ bool forward_case(const char* name) {
   return same;
 }
 
-// One token over a KvCache holding `held` positions (D, H): the step is repeated on the same
-// cache state (the cache's length is reset), so every step reads `held` positions.
-template <std::size_t D, std::size_t H, std::size_t Held>
+// One token over a KvCache holding `held` positions (D, H, KvHeads K/V heads): the step is
+// repeated on the same cache state (the cache's length is reset), so every step reads `held`
+// positions.
+template <std::size_t D, std::size_t H, std::size_t Held, std::size_t KvHeads = H>
 bool decode_case(const char* name) {
-  using C = Cfg<D, H, 1, Held + 1>;
-  const Weights w = weights(D);
+  using C = Cfg<D, H, 1, Held + 1, KvHeads>;
+  const Weights w = weights(D, D / H * KvHeads);
   auto m = std::make_unique<emha::MultiHeadAttention<C>>();
   auto cache = std::make_unique<emha::KvCache<C>>();
   if (m->set_weights(w.view()) != emha::Status::ok) return false;
@@ -127,6 +131,7 @@ int main(int argc, char** argv) {
   bool ok = forward_case<256, 8, 128>("forward_128_256_8");
   ok = forward_case<512, 8, 256>("forward_256_512_8") && ok;
   ok = decode_case<512, 8, 2048>("decode_2048_512_8") && ok;
+  ok = decode_case<512, 8, 2048, 1>("decode_2048_512_8_mqa") && ok;
   stop = true;
   if (busy.joinable()) busy.join();
   if (!ok) std::fprintf(stderr, "emha_worker_scaling: an error, or bits that changed between calls\n");

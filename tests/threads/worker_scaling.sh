@@ -34,7 +34,7 @@ attempt() {
   printf '%-20s %10s %10s %8s %10s %10s %8s %10s %8s\n' case "1 us" "2 us" speedup "1+busy" "2+busy" ratio \
     "$((2 * cpus))req us" "vs 2"
   local fail=0 c speedup busy over
-  for c in forward_128_256_8 forward_256_512_8 decode_2048_512_8; do
+  for c in forward_128_256_8 forward_256_512_8 decode_2048_512_8 decode_2048_512_8_mqa; do
     read -r speedup busy over < <(awk -v a="${t[one,$c]}" -v b="${t[two,$c]}" -v c="${t[one_busy,$c]}" \
       -v d="${t[two_busy,$c]}" -v e="${t[over,$c]}" 'BEGIN { printf "%.2f %.2f %.2f\n", a / b, d / c, e / b }')
     printf '%-20s %10s %10s %7sx %10s %10s %7sx %10s %7sx\n' "$c" "${t[one,$c]}" "${t[two,$c]}" "$speedup" \

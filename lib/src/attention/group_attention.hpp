@@ -35,32 +35,43 @@ inline Status allocate_group(const AttentionShape& sh, std::size_t rows, ArenaRe
   return arena.allocate(rows, f.row_sum, 64);
 }
 
-// Heads h0 .. h0 + rows - 1 of sequence b (one group's, or a part of it), S_q == 1. `in` is head
-// h0's (HeadInputs: its query, the group's K/V head, q_pos); slopes: ALiBi's per head, or null.
-// out is head h0's columns of ctx.
+// The keys a query at position q_pos (HeadInputs::q_pos, S_q == 1) reads: attend_fused's range
+// for q0 = 0 and one row (causal: none past its diagonal; a sliding window: none a window or more
+// behind it). The same for every head of a sequence.
+struct KeyRange {
+  std::size_t begin, end;
+};
+inline KeyRange one_query_keys(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                               const HeadInputs& in) noexcept {
+  const std::size_t causal_end = causal_diagonal(o.masks, sh, in) + 1;
+  const std::size_t end = o.masks.causal && causal_end < in.keys ? causal_end : in.keys;
+  const std::size_t reach = in.q_pos + 1;
+  return {d.window && reach > d.window ? reach - d.window : 0, end};
+}
+
+// Heads h0 .. h0 + rows - 1 of sequence b (one group's, or a part of it), S_q == 1, over the keys
+// [keys.begin, keys.end) in tiles of mha_block_kv from keys.begin. `in` is head h0's (HeadInputs:
+// its query, the group's K/V head, q_pos); slopes: ALiBi's per head, or null. out is head h0's
+// columns of ctx. finish: divide by the sums (the whole range); else out, f.row_max and f.row_sum
+// keep the unnormalized context, the max and the sum of the range (a chunk: split_attention.hpp).
 template <class K>
 [[gnu::noinline]] Status attend_group(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                                       std::size_t b, std::size_t h0, std::size_t rows, const HeadInputs& in,
-                                      const float* slopes, float scale, const FusedScratch& f,
-                                      const HeadOutput& out) noexcept {
+                                      const float* slopes, float scale, KeyRange keys, bool finish,
+                                      const FusedScratch& f, const HeadOutput& out) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-  const std::size_t skv = in.keys, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
+  const std::size_t dk = d.d_k(), lds = mha_min(in.keys, mha_block_kv);
   for (std::size_t r = 0; r < rows; ++r) {
     f.row_max[r] = neg_inf;
     f.row_sum[r] = 0.0f;
   }
-  // attend_fused's key range for its one query (q0 = 0, one row): the same for every head.
-  const std::size_t causal_end = causal_diagonal(o.masks, sh, in) + 1;
-  const std::size_t k_end = o.masks.causal && causal_end < skv ? causal_end : skv;
-  const std::size_t reach = in.q_pos + 1;
-  const std::size_t k_begin = d.window && reach > d.window ? reach - d.window : 0;
-  for (std::size_t k0 = k_begin; k0 < k_end; k0 += mha_block_kv) {
-    const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
+  for (std::size_t k0 = keys.begin; k0 < keys.end; k0 += mha_block_kv) {
+    const std::size_t bk = keys.end - k0 < mha_block_kv ? keys.end - k0 : mha_block_kv;
     const float* k = in.k + k0 * in.ld_kv;
     const float* v = in.v + k0 * in.ld_kv;
     for (std::size_t c0 = 0; c0 < rows; c0 += mha_group_rows) {
       const std::size_t m = rows - c0 < mha_group_rows ? rows - c0 : mha_group_rows;
-      float* ctx = out.ctx + c0 * dk;  // rows dk apart: the heads' columns of ctx's one row
+      float* ctx = out.ctx + c0 * out.ld;  // the heads' columns of ctx's one row, or a chunk's
       K::gemm_f32_rows(m, bk, dk, in.q + c0 * dk, dk, k, in.ld_kv, Trans::transpose, f.s, lds,
                        GemmOptions{scale, 0.0f, nullptr});
       for (std::size_t r = 0; r < m; ++r) {  // row r is head h: its slope, its masks
@@ -69,12 +80,12 @@ template <class K>
         row.alibi_slope = slopes ? slopes[h] : 0.0f;
         apply_masks(d, sh, o.masks, b, h, 0, k0, 1, bk, row, f.s + r * lds, lds);
       }
-      K::softmax_online_update_f32(m, bk, f.s, lds, f.row_max + c0, f.row_sum + c0, ctx, dk, dk);
-      K::gemm_f32_rows(m, dk, bk, f.s, lds, v, in.ld_kv, Trans::none, ctx, dk,
-                       GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr});
+      K::softmax_online_update_f32(m, bk, f.s, lds, f.row_max + c0, f.row_sum + c0, ctx, out.ld, dk);
+      K::gemm_f32_rows(m, dk, bk, f.s, lds, v, in.ld_kv, Trans::none, ctx, out.ld,
+                       GemmOptions{1.0f, k0 == keys.begin ? 0.0f : 1.0f, nullptr});
     }
   }
-  K::softmax_online_finish_f32(rows, dk, f.row_sum, out.ctx, dk);
+  if (finish) K::softmax_online_finish_f32(rows, dk, f.row_sum, out.ctx, out.ld);
   return Status::ok;
 }
 

@@ -120,11 +120,13 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
   const float* normed = d.norm == NormPlacement::pre && !fill ? out.data : query.data;
   Pass s{d,         w,           packed,   positions, sh,      o,       query.data,
          normed,    key.data == query.data ? normed : key.data,
-         value.data == query.data ? normed : value.data, out.data, nullptr, nullptr,
+         value.data == query.data ? normed : value.data, out.data, nullptr, nullptr, nullptr,
          {nullptr, mha_slot_bytes(d), d.threads}, cache, kv_rows_projected(sh, cache)};
   const std::size_t q_rows = fill ? 0 : sh.seq_q, rows = q_rows > s.new_kv ? q_rows : s.new_kv;
   EMHA_TRY(arena.allocate(rows * d.qkv_dim(), s.qkv, 64));
   EMHA_TRY(arena.allocate(q_rows * d.q_dim(), s.ctx, 64));
+  if (K::stack_groups && q_rows == 1 && mha_split_floats(d) > 0)
+    EMHA_TRY(arena.allocate(mha_split_floats(d), s.split, 64));
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
   const StagePlan plan = plan_of(d, cache);
   for (std::size_t b = 0; b < sh.batch; ++b)

@@ -43,6 +43,7 @@ struct Pass {
   float* out;
   float* qkv;  // [max(S_q, S_kv), qkv_dim]: Q | K | V of the current sequence
   float* ctx;  // [S_q, q_dim]: the heads' outputs, concatenated
+  float* split;  // one query token (SIMD kernels): mha_split_floats of chunk partials, else null
   TaskSlots slots;  // each task's scratch (parallel.hpp)
   const KvCacheView* cache;  // incremental decoding, else null
   std::size_t new_kv;        // K/V rows projected per sequence (kv_rows_projected)

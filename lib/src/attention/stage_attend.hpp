@@ -4,7 +4,8 @@
 // (head_attention.hpp). Items: fused, (head, query tile) pairs; unfused, heads, or all heads as
 // one item when their weights are averaged (each head adds into the same average, in head order).
 // A GQA/MQA decode step (S_q == 1, fused, SIMD kernels) stacks each group's query heads against
-// their shared K/V head instead (group_attention.hpp): items are groups, or parts of them.
+// their shared K/V head instead (group_attention.hpp): items are groups, or parts of them; over
+// more than mha_split_keys keys, (K/V head, chunk of keys) pairs (split_attention.hpp).
 
 #include <cmath>
 
@@ -12,6 +13,7 @@
 #include "attention/head_attention.hpp"
 #include "attention/pass.hpp"
 #include "attention/return_on_error.hpp"
+#include "attention/split_attention.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -72,9 +74,36 @@ template <class K>
     ArenaScope scope(arena);
     FusedScratch f{};
     EMHA_TRY(allocate_group(s.sh, n, arena, f));
-    return attend_group<K>(s.d, s.sh, s.o, b, h0, n, head_inputs(s, b, h0), s.positions.alibi_slopes, scale,
-                           f, head_output(s, h0));
+    const HeadInputs in = head_inputs(s, b, h0);
+    return attend_group<K>(s.d, s.sh, s.o, b, h0, n, in, s.positions.alibi_slopes, scale,
+                           one_query_keys(s.d, s.sh, s.o, in), true, f,
+                           HeadOutput{s.ctx + h0 * s.d.d_k(), s.d.d_k()});
   });
+}
+
+// One query token over more than mha_split_keys keys (split_attention.hpp): items are (K/V head,
+// chunk) pairs, K/V-head-major, each the group's heads (one head without GQA) over the chunk;
+// then the chunks are combined on the caller.
+template <class K>
+[[gnu::noinline]] Status attend_split(const Pass& s, std::size_t b, float scale, KeyRange keys,
+                                      std::size_t chunks, std::size_t flops, std::size_t bytes) noexcept {
+  const std::size_t items = s.d.kv_heads * chunks;
+  const Status status = for_items(s.slots, items, stage_tasks(s.slots, items, flops, bytes),
+                                  [&s, b, scale, keys](std::size_t i, ArenaRef& arena) noexcept {
+    const std::size_t group = s.d.group(), dk = s.d.d_k(), c = i / s.d.kv_heads, h0 = i % s.d.kv_heads * group;
+    const std::size_t begin = keys.begin + c * mha_split_keys;
+    ArenaScope scope(arena);
+    FusedScratch f{};
+    EMHA_TRY(allocate_group(s.sh, group, arena, f));
+    const SplitChunk p = split_chunk(s, c);
+    f.row_max = p.max + h0;
+    f.row_sum = p.sum + h0;
+    return attend_group<K>(s.d, s.sh, s.o, b, h0, group, head_inputs(s, b, h0), s.positions.alibi_slopes, scale,
+                           KeyRange{begin, mha_min(keys.end, begin + mha_split_keys)}, false, f,
+                           HeadOutput{p.ctx + h0 * dk, dk});
+  });
+  if (status == Status::ok) combine_chunks<K>(s, chunks);
+  return status;
 }
 
 // The bodies capture only the Pass, the sequence and the scale: what they capture is a frame at
@@ -87,6 +116,11 @@ template <class K>
   const std::size_t bytes = sizeof(float) * (2 * s.sh.seq_kv * d.kv_dim() + s.sh.seq_q * d.q_dim());  // K, V, Q
   if (s.o.attn_weights.data == nullptr) {  // fused
     if constexpr (K::stack_groups) {
+      if (s.sh.seq_q == 1 && s.split) {
+        const KeyRange keys = one_query_keys(d, s.sh, s.o, head_inputs(s, b, 0));
+        const std::size_t chunks = split_chunks(keys);
+        if (chunks > 1) return attend_split<K>(s, b, scale, keys, chunks, flops, bytes);
+      }
       if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K>(s, b, scale, flops, bytes);
     }
     const std::size_t items = d.heads * fused_tiles(s.sh);

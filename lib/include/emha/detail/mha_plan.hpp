@@ -223,6 +223,19 @@ constexpr std::size_t mha_min(std::size_t a, std::size_t b) noexcept { return a 
 // most this many (each chunk one score tile [rows x mha_block_kv]).
 inline constexpr std::size_t mha_group_rows = 4;
 
+// One query token over more keys than this (a decode step over a long cache) goes in chunks of
+// this many keys, each an item of its own, combined after (lib/src/attention/split_attention.hpp):
+// whole key tiles, and few enough items that a step of 8 heads over 2048 keys keeps 16 workers
+// busy. Fixed: the chunks, so the bits, never depend on the workers.
+inline constexpr std::size_t mha_split_keys = 2 * mha_block_kv;
+
+// Floats of the chunks' partial contexts, maxima and sums of one such query: per chunk
+// [q_dim + 2 heads], up to max_seq_kv keys; none when max_seq_kv keys are one chunk.
+constexpr std::size_t mha_split_floats(const MhaDims& d) noexcept {
+  const std::size_t chunks = (d.max_seq_kv + mha_split_keys - 1) / mha_split_keys;
+  return chunks > 1 ? chunks * (d.q_dim() + 2 * d.heads) : 0;
+}
+
 // Scratch bytes of one task slot (a thread's share of a stage), a multiple of 64. One stage at a
 // time: a projection GEMM's scratch (none with pre-packed weights; a task's column block needs at
 // most what the whole product does); the flat head split's copy of one of Q, K, V or the
@@ -255,12 +268,14 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
 }
 
 // Arena bytes forward() takes at most. Live throughout: projected Q|K|V rows
-// [max(S_q, S_kv), qkv_dim], the concatenated heads [S_q, q_dim], and `threads` task slots
-// (mha_slot_bytes) in one block; each of the three may lose 64 bytes to alignment.
+// [max(S_q, S_kv), qkv_dim], the concatenated heads [S_q, q_dim], the split query's chunks
+// (mha_split_floats, if any) and `threads` task slots (mha_slot_bytes) in one block; each may
+// lose 64 bytes to alignment.
 constexpr std::size_t mha_arena_bytes(const MhaDims& d) noexcept {
   const std::size_t f = sizeof(float);
-  const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
-  const std::size_t live = (rows * d.qkv_dim() * f + 64) + (d.max_seq_q * d.q_dim() * f + 64);
+  const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv), split = mha_split_floats(d);
+  const std::size_t live = (rows * d.qkv_dim() * f + 64) + (d.max_seq_q * d.q_dim() * f + 64) +
+                           (split ? split * f + 64 : 0);
   return live + (d.threads * mha_slot_bytes(d) + 64);
 }
 
