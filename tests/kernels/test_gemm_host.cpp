@@ -250,7 +250,7 @@ TEST_CASE("gemm_f32_rows: few rows, B in place, over every tail") {
   for (std::size_t m : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(5)})
     for (std::size_t s : emha::test::tail_sizes)
       for (Trans tr : {Trans::none, Trans::transpose})
-        for (int variant = 0; variant < 3; ++variant) {
+        for (int variant = 0; variant < 4; ++variant) {  // 3: bias with k a multiple of the lanes
           const std::size_t n = variant == 1 ? 9 : s, k = variant == 2 ? 11 : s, pad = 3;
           const std::size_t lda = k + pad, ldc = n + pad, ldb = (tr == Trans::none ? n : k) + pad;
           const auto a = emha::test::uniform(m * lda, seed++);
@@ -258,7 +258,7 @@ TEST_CASE("gemm_f32_rows: few rows, B in place, over every tail") {
           const auto bias = emha::test::uniform(n, seed++);
           const auto c0 = emha::test::uniform(m * ldc, seed++);
           GemmOptions o = variant == 0 ? plain : scaled;
-          if (variant == 2) o.bias = bias.data();
+          if (variant >= 2) o.bias = bias.data();
           std::vector<float> c = c0, c_ref = c0, c64 = c0, mag(m * ldc, 0.0f);
           emha::gemm_f32_rows(m, n, k, a.data(), lda, b.data(), ldb, tr, c.data(), ldc, o);
           emha::gemm_f32_ref(m, n, k, a.data(), lda, b.data(), ldb, tr, c_ref.data(), ldc, o);

@@ -32,6 +32,15 @@ inline float epilogue(float x, std::size_t j, float c, const GemmOptions& o) noe
   return y;
 }
 
+// epilogue() on the `lanes` outputs c[j .. j + lanes): the same operations in the same order,
+// in lanes (a scalar epilogue per output after a vector store cost a quarter of the scores).
+inline void store_epilogue(vf32 x, std::size_t j, float* c, const GemmOptions& o) noexcept {
+  vf32 y = simd::splat(o.alpha) * x;
+  if (o.bias) y = y + simd::load(o.bias + j);
+  if (o.beta != 0.0f) y = y + simd::splat(o.beta) * simd::load(c + j);
+  simd::store(c + j, y);
+}
+
 // o for the columns from j on: its bias shifted with them.
 inline GemmOptions offset(GemmOptions o, std::size_t j) noexcept {
   if (o.bias) o.bias += j;
@@ -56,11 +65,12 @@ inline void dots(std::size_t k, const float* a, const float* const (&b)[T], floa
   }
 }
 
-// dots() for k a multiple of the lanes and T a multiple of them: the T sums by reduce_sums, a
-// few shuffles and adds per vector of results instead of a reduction per dot product (which
-// cost as much as the products at d_k = 64).
+// dots() for k a multiple of the lanes and T a multiple of them, into c[j .. j + T) through the
+// epilogue: the T sums by reduce_sums, a few shuffles and adds per vector of results instead of
+// a reduction per dot product (which cost as much as the products at d_k = 64).
 template <std::size_t T>
-inline void dots_across(std::size_t k, const float* a, const float* const (&b)[T], float (&out)[T]) noexcept {
+inline void dots_across(std::size_t k, const float* a, const float* const (&b)[T], std::size_t j, float* c,
+                        const GemmOptions& o) noexcept {
   static_assert(T % lanes == 0);
   vf32 acc[T];
   for (std::size_t t = 0; t < T; ++t) acc[t] = simd::splat(0.0f);
@@ -69,7 +79,7 @@ inline void dots_across(std::size_t k, const float* a, const float* const (&b)[T
 #pragma GCC unroll 16
     for (std::size_t t = 0; t < T; ++t) acc[t] = simd::fmadd(av, simd::load(b[t] + p), acc[t]);
   }
-  for (std::size_t g = 0; g < T; g += lanes) simd::store(out + g, reduce_sums(acc + g));
+  for (std::size_t g = 0; g < T; g += lanes) store_epilogue(reduce_sums(acc + g), j + g, c, o);
 }
 
 void rows_nt(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
@@ -85,11 +95,12 @@ void rows_nt(std::size_t m, std::size_t n, std::size_t k, const float* a, std::s
     const float* br[T];
     for (std::size_t t = 0; t < T; ++t) br[t] = b + (j + t) * ldb;
     for (std::size_t i = 0; i < m; ++i) {
+      if (across) {
+        dots_across<T>(k, a + i * lda, br, j, c + i * ldc, o);
+        continue;
+      }
       float d[T];
-      if (across)
-        dots_across<T>(k, a + i * lda, br, d);
-      else
-        dots<T>(k, a + i * lda, br, d);
+      dots<T>(k, a + i * lda, br, d);
       for (std::size_t t = 0; t < T; ++t) c[i * ldc + j + t] = epilogue(d[t], j + t, c[i * ldc + j + t], o);
     }
   }
