@@ -20,6 +20,9 @@ float x[seq * d], y[seq * d];
 using namespace footprint;
 
 #ifdef EMHA_FOOTPRINT_MHA
+#include <tuple>
+#include <type_traits>
+
 #include "emha/emha.hpp"
 
 namespace {
@@ -42,61 +45,46 @@ struct T5Encoder : emha::MhaConfig<d, /*heads*/ 4, seq> {
   static constexpr emha::NormPlacement norm = emha::NormPlacement::pre;
   static constexpr emha::NormKind norm_kind = emha::NormKind::rms_norm;
 };
-constexpr std::size_t kv = Decoder::kv_heads * d / Decoder::heads;  // the decoder's K and V width
-static_assert((d + 2 * kv) * d <= sizeof in_proj_weight / sizeof(float), "the decoder's in_proj fits");
 static_assert(T5Encoder::relative_buckets * T5Encoder::heads <= sizeof in_proj_bias / sizeof(float),
-              "T5's bias table fits in the unused in_proj_bias");
-}  // namespace
+              "T5's bias table fits in the in_proj_bias it does not use");
 
-#if EMHA_FOOTPRINT_MHA == 1
-namespace {
-emha::MultiHeadAttention<Reference> attention;
-}  // namespace
+template <class Config>
+emha::MultiHeadAttention<Config> attention;
+template <class Config>
+emha::KvCache<Config> cache;
 
-int main() {
+// set_weights with the weights in place, then the probe's forward: 0 when all is ok.
+template <class P>
+int probe() {
+  constexpr std::size_t in_proj = (P::heads + 2 * P::kv_heads) * (d / P::heads) * d;  // [Q | K | V] rows x d
+  static_assert(in_proj <= sizeof in_proj_weight / sizeof(float), "the probe's in_proj fits");
   emha::MhaWeights w;
-  w.in_proj_weight = in_proj_weight;
-  w.in_proj_bias = in_proj_bias;
+  w.in_proj_weight = {in_proj_weight, in_proj};
   w.out_proj_weight = out_proj_weight;
-  w.out_proj_bias = out_proj_bias;
-  if (attention.set_weights(w) != emha::Status::ok) return 1;
+  if constexpr (P::bias) {
+    w.in_proj_bias = in_proj_bias;
+    w.out_proj_bias = out_proj_bias;
+  } else {
+    w.norm_weight = out_proj_bias;  // [d]: the configs without biases have a norm
+  }
+  if constexpr (P::position == emha::Position::relative_bias)
+    w.relative_attention_bias = {in_proj_bias, P::relative_buckets * P::heads};
+  if (attention<P>.set_weights(w) != emha::Status::ok) return 1;
   emha::ForwardOptions options;
-  options.masks.causal = true;
-  return attention.forward({seq, seq, 1}, x, x, x, y, options) == emha::Status::ok ? 0 : 1;
+  options.masks.causal = P::position != emha::Position::relative_bias;  // T5's encoder: none
+  if constexpr (std::is_same_v<P, Decoder>) {  // a prefill, then one new token
+    if (attention<P>.forward({seq, seq, 1}, x, y, cache<P>, options) != emha::Status::ok) return 1;
+    const emha::AttentionShape step{1, cache<P>.keys(1), 1};
+    return attention<P>.forward(step, {x, d}, {y, d}, cache<P>, options) == emha::Status::ok ? 0 : 1;
+  }
+  return attention<P>.forward({seq, seq, 1}, x, x, x, y, options) == emha::Status::ok ? 0 : 1;
 }
-#elif EMHA_FOOTPRINT_MHA == 2
-namespace {
-emha::MultiHeadAttention<Decoder> attention;
-emha::KvCache<Decoder> cache;
 }  // namespace
 
 int main() {
-  emha::MhaWeights w;
-  w.in_proj_weight = {in_proj_weight, (d + 2 * kv) * d};
-  w.out_proj_weight = out_proj_weight;
-  w.norm_weight = out_proj_bias;  // [d]: this config has no output bias
-  if (attention.set_weights(w) != emha::Status::ok) return 1;
-  emha::ForwardOptions options;
-  options.masks.causal = true;
-  if (attention.forward({seq, seq, 1}, x, y, cache, options) != emha::Status::ok) return 1;  // prefill
-  const emha::AttentionShape step{1, cache.keys(1), 1};  // one new token
-  return attention.forward(step, {x, d}, {y, d}, cache, options) == emha::Status::ok ? 0 : 1;
+  using Probes = std::tuple<Reference, Decoder, T5Encoder>;  // EMHA_FOOTPRINT_MHA = 1, 2, 3
+  return probe<std::tuple_element_t<EMHA_FOOTPRINT_MHA - 1, Probes>>();
 }
-#elif EMHA_FOOTPRINT_MHA == 3
-namespace {
-emha::MultiHeadAttention<T5Encoder> attention;
-}  // namespace
-
-int main() {
-  emha::MhaWeights w;
-  w.in_proj_weight = in_proj_weight;
-  w.out_proj_weight = out_proj_weight;
-  w.norm_weight = out_proj_bias;  // [d]: this config has no output bias
-  w.relative_attention_bias = {in_proj_bias, T5Encoder::relative_buckets * T5Encoder::heads};
-  if (attention.set_weights(w) != emha::Status::ok) return 1;
-  return attention.forward({seq, seq, 1}, x, x, x, y) == emha::Status::ok ? 0 : 1;
-}
-#endif
 #else
 int main() {
   volatile float keep = in_proj_weight[0] + in_proj_bias[0] + out_proj_weight[0] + out_proj_bias[0] + x[0];

@@ -14,8 +14,9 @@
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-// c[m x n] = alpha * a[m x kc] bp[kc x n] (+ bias) (+ beta * c), m <= gemm_mr, n <= gemm_nr:
-// a rows lda apart, bp a packed panel [kc][gemm_nr], c rows ldc apart. Out of line: one frame.
+// c[m x n] = alpha * a[m x kc] bp[kc x n] (+ bias) (+ beta * c), 1 <= m <= gemm_mr, n <= gemm_nr,
+// kc >= 1: a rows lda apart, bp a packed panel [kc][gemm_nr], c rows ldc apart. Out of line: one
+// frame on the stack chain.
 [[gnu::noinline]] inline void gemm_ukernel_compact(std::size_t kc, const float* a, std::size_t lda,
                                                    const float* bp, float* c, std::size_t ldc,
                                                    std::size_t m, std::size_t n,
@@ -29,17 +30,19 @@ inline namespace EMHA_ISA {
   for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::splat(0.0f);
-  for (std::size_t p = 0; p < kc; ++p, bp += NR) {
+  const float* const b_end = bp + kc * NR;
+  do {  // kc >= 1: one compare and one branch per k step
     vf32 bv[NV];
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) bv[v] = simd::load(bp + v * L);
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
-      const auto av = simd::splat_operand(ar[r][p]);
+      const auto av = simd::splat_operand(*ar[r]++);
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
     }
-  }
+    bp += NR;
+  } while (bp != b_end);
   if (e.plain && m == MR && n == NR) {
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r)
