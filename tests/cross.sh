@@ -13,8 +13,9 @@
 #   Cortex-M4/M7/M55 on qemu-system-arm (toolchains/cortex-m*.cmake, tests/firmware): the test
 #     firmware, the heap gate's negative links, the footprint probes, the device benchmarks, the
 #     stack budget (worst case per public entry point, <= 1 KiB, checked against the firmware's
-#     painted-stack measurement), then arm-none-eabi-size of the images; and for M4 the installed
-#     package: tests/consumer as a firmware built from it alone.
+#     painted-stack measurement), then arm-none-eabi-size of the images; README.md's firmware
+#     table must be what tests/firmware/footprint_table.py renders from those measurements; and
+#     for M4 the installed package: tests/consumer as a firmware built from it alone.
 # qemu runs about 1e8 floating-point operations per second: everything here stays small, and
 # no timing printed here says anything about a real board.
 set -euo pipefail
@@ -111,18 +112,30 @@ cortex_m() {
     grep -vE '^(Test command|Working Directory|Test timeout|\[ *[0-9]+%\]|gmake|collect2|/usr/)' || true
   grep -E 'tests passed' "$log"
   step "$name: worst-case stack of the public entry points (tests/firmware/stack_budget.py)"
-  python3 "$root/tests/firmware/stack_budget.py" --limit 1024 --elf "$dir/emha_firmware.elf" \
-    --measured-log "$log" "$dir/emha/lib/CMakeFiles/emha.dir" |
-    grep -E 'limit|mha_forward|gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured'
+  local budget
+  budget=$(python3 "$root/tests/firmware/stack_budget.py" --limit 1024 --elf "$dir/emha_firmware.elf" \
+    --measured-log "$log" "$dir/emha/lib/CMakeFiles/emha.dir") || { echo "$budget"; return 1; }
+  grep -E 'limit|mha_forward|gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured' <<<"$budget"
+  # Each measurement also goes to $footprints, README.md's firmware table's source.
+  local core=${toolchain%.cmake} fwd sw
+  read -r fwd sw < <(sed -nE 's/^MultiHeadAttention::forward: ([0-9]+) bytes; set_weights: ([0-9]+) bytes.*/\1 \2/p' <<<"$budget")
+  printf '%s\t%s\t%s\t%s\t%s\n' "$core" "$build_type" stack forward "$fwd" "$core" "$build_type" stack set_weights "$sw" \
+    >>"$footprints"
   step "$name: image sizes (bytes; flash = text + data, RAM = data + bss, stack included)"
   arm-none-eabi-size "$dir/emha_firmware.elf" "$dir/emha_footprint_baseline.elf" \
-    "$dir/emha_footprint_mha.elf" "$dir/bench-device/emha_device_bench.elf"
-  local base mha
+    "$dir"/emha_footprint_{mha,decoder,t5}.elf "$dir/bench-device/emha_device_bench.elf"
+  local base size probe flash ram
   read -r -a base < <(arm-none-eabi-size "$dir/emha_footprint_baseline.elf" | tail -n 1)
-  read -r -a mha < <(arm-none-eabi-size "$dir/emha_footprint_mha.elf" | tail -n 1)
-  echo "emha in a firmware (footprint_mha - footprint_baseline: MhaConfig<64,4,32>, weights in place):" \
-    "flash $((mha[0] + mha[1] - base[0] - base[1])) bytes (code + constants)," \
-    "RAM $((mha[1] + mha[2] - base[1] - base[2])) bytes (the object with its arena, the port's state)"
+  echo "emha in a firmware (footprint_<probe> - footprint_baseline; flash: code + constants, RAM: the" \
+    "objects with their arena and cache, the port's state; tests/firmware/footprint.cpp):"
+  for probe in mha decoder t5; do
+    read -r -a size < <(arm-none-eabi-size "$dir/emha_footprint_$probe.elf" | tail -n 1)
+    flash=$((size[0] + size[1] - base[0] - base[1]))
+    ram=$((size[1] + size[2] - base[1] - base[2]))
+    printf '  %-8s flash %6d bytes, RAM %6d bytes\n' "$probe" "$flash" "$ram"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$core" "$build_type" flash "$probe" "$flash" "$core" "$build_type" ram "$probe" "$ram" \
+      >>"$footprints"
+  done
   stage_done "$name: build + firmware, heap gate, footprint, device bench"
 }
 
@@ -171,9 +184,14 @@ if want bench; then
 fi
 
 if want cortex-m; then
+  footprints=$out/footprint.tsv  # what each cortex_m stage measured, for the README's table
+  rm -f "$footprints"
   cortex_m arm-m4 cortex-m4.cmake MinSizeRel
   cortex_m arm-m7 cortex-m7.cmake Release
   cortex_m arm-m55 cortex-m55.cmake Release
+  step "README.md's firmware table against these builds (tests/firmware/footprint_table.py)"
+  python3 "$root/tests/firmware/footprint_table.py" "$footprints" --check "$root/README.md"
+  python3 "$root/tests/firmware/footprint_table.py" "$footprints"
   cortex_m_package arm-m4-package cortex-m4.cmake MinSizeRel
 fi
 

@@ -328,6 +328,13 @@ inline constexpr std::size_t lanes = vf32::size;
 // per softmax group, attention head by head; tests/firmware/stack_budget.py holds every public
 // entry point to 1 KiB).
 inline constexpr bool lean_stack = !enabled || is_mve;
+// A build that asks for size (-Os): kernels with a compact variant take it over the unrolled one
+// (kernels/gemm_ukernel_compact.hpp).
+#if defined(__OPTIMIZE_SIZE__)
+inline constexpr bool optimize_size = true;
+#else
+inline constexpr bool optimize_size = false;
+#endif
 
 }  // namespace EMHA_ISA
 }  // namespace emha::simd

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What emha costs a firmware, built twice: with EMHA_FOOTPRINT_MHA, one MultiHeadAttention of the
-// reference config (weights read in place, a causal self-attention forward); without, the same
-// start-up code and the same weight and activation buffers, no emha. tests/cross.sh prints `size`
-// of both: the difference is emha's code and constants (flash) and the object with its arena
-// plus the port's state (RAM). The buffers sit in .bss in both builds, so they cancel out.
-
+// What emha costs a firmware, built once per probe and once without emha:
+//   EMHA_FOOTPRINT_MHA=1  the reference config: one MultiHeadAttention, weights read in place, a
+//                         causal self-attention forward
+//   EMHA_FOOTPRINT_MHA=2  a decoder: RoPE, pre-RMSNorm, GQA (2 K/V heads), no biases; a prefill and
+//                         one decode step through a KvCache
+//   EMHA_FOOTPRINT_MHA=3  a T5 encoder layer: relative position bias, pre-RMSNorm, scale 1, no biases
+//   undefined             the same start-up code and the same weight and activation buffers, no emha.
+// tests/cross.sh prints `size` of each probe minus the baseline: emha's code and constants (flash)
+// and the objects with their arena (and cache) plus the port's state (RAM). The buffers sit in
+// .bss in every build, so they cancel out; the probes read their weights from them.
 #include <cstddef>
 
 // External linkage: the baseline must keep them too (it only reads them).
@@ -16,25 +20,70 @@ float x[seq * d], y[seq * d];
 using namespace footprint;
 
 #ifdef EMHA_FOOTPRINT_MHA
+#include <tuple>
+#include <type_traits>
+
 #include "emha/emha.hpp"
 
 namespace {
 struct Reference : emha::MhaConfig<d, /*heads*/ 4, seq> {
   static constexpr bool prepack_weights = false;  // weights stay where they are (flash)
 };
-emha::MultiHeadAttention<Reference> attention;
+struct Decoder : emha::MhaConfig<d, /*heads*/ 4, seq, /*max_seq_kv*/ 2 * seq> {
+  static constexpr bool prepack_weights = false;
+  static constexpr std::size_t kv_heads = 2;
+  static constexpr bool bias = false;
+  static constexpr emha::Position position = emha::Position::rope;
+  static constexpr emha::NormPlacement norm = emha::NormPlacement::pre;
+  static constexpr emha::NormKind norm_kind = emha::NormKind::rms_norm;
+};
+struct T5Encoder : emha::MhaConfig<d, /*heads*/ 4, seq> {
+  static constexpr bool prepack_weights = false;
+  static constexpr bool bias = false;
+  static constexpr float scale = 1.0f;
+  static constexpr emha::Position position = emha::Position::relative_bias;
+  static constexpr emha::NormPlacement norm = emha::NormPlacement::pre;
+  static constexpr emha::NormKind norm_kind = emha::NormKind::rms_norm;
+};
+static_assert(T5Encoder::relative_buckets * T5Encoder::heads <= sizeof in_proj_bias / sizeof(float),
+              "T5's bias table fits in the in_proj_bias it does not use");
+
+template <class Config>
+emha::MultiHeadAttention<Config> attention;
+template <class Config>
+emha::KvCache<Config> cache;
+
+// set_weights with the weights in place, then the probe's forward: 0 when all is ok.
+template <class P>
+int probe() {
+  constexpr std::size_t in_proj = (P::heads + 2 * P::kv_heads) * (d / P::heads) * d;  // [Q | K | V] rows x d
+  static_assert(in_proj <= sizeof in_proj_weight / sizeof(float), "the probe's in_proj fits");
+  emha::MhaWeights w;
+  w.in_proj_weight = {in_proj_weight, in_proj};
+  w.out_proj_weight = out_proj_weight;
+  if constexpr (P::bias) {
+    w.in_proj_bias = in_proj_bias;
+    w.out_proj_bias = out_proj_bias;
+  } else {
+    w.norm_weight = out_proj_bias;  // [d]: the configs without biases have a norm
+  }
+  if constexpr (P::position == emha::Position::relative_bias)
+    w.relative_attention_bias = {in_proj_bias, P::relative_buckets * P::heads};
+  if (attention<P>.set_weights(w) != emha::Status::ok) return 1;
+  emha::ForwardOptions options;
+  options.masks.causal = P::position != emha::Position::relative_bias;  // T5's encoder: none
+  if constexpr (std::is_same_v<P, Decoder>) {  // a prefill, then one new token
+    if (attention<P>.forward({seq, seq, 1}, x, y, cache<P>, options) != emha::Status::ok) return 1;
+    const emha::AttentionShape step{1, cache<P>.keys(1), 1};
+    return attention<P>.forward(step, {x, d}, {y, d}, cache<P>, options) == emha::Status::ok ? 0 : 1;
+  }
+  return attention<P>.forward({seq, seq, 1}, x, x, x, y, options) == emha::Status::ok ? 0 : 1;
+}
 }  // namespace
 
 int main() {
-  emha::MhaWeights w;
-  w.in_proj_weight = in_proj_weight;
-  w.in_proj_bias = in_proj_bias;
-  w.out_proj_weight = out_proj_weight;
-  w.out_proj_bias = out_proj_bias;
-  if (attention.set_weights(w) != emha::Status::ok) return 1;
-  emha::ForwardOptions options;
-  options.masks.causal = true;
-  return attention.forward({seq, seq, 1}, x, x, x, y, options) == emha::Status::ok ? 0 : 1;
+  using Probes = std::tuple<Reference, Decoder, T5Encoder>;  // EMHA_FOOTPRINT_MHA = 1, 2, 3
+  return probe<std::tuple_element_t<EMHA_FOOTPRINT_MHA - 1, Probes>>();
 }
 #else
 int main() {

@@ -9,6 +9,7 @@
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "gemm_ukernel.hpp"
+#include "gemm_ukernel_compact.hpp"
 #include "isa_kernels.hpp"
 #include "kernels/gemm_columns.hpp"
 #include "kernels/gemm_gemv.hpp"
@@ -254,8 +255,12 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
           }
           row_tiles<gemm_mr>(path == PanelPath::packing_tile ? gemm_mr : 0, mc,
                              [&](std::size_t i, std::size_t rows) __attribute__((always_inline)) {
-            detail::gemm_ukernel(simd::arch{}, kc, a + (ic + i) * lda + pc, lda, panel,
-                                 c + (ic + i) * ldc + jc + jr, ldc, rows, nr, e);
+            const float* ai = a + (ic + i) * lda + pc;
+            float* ci = c + (ic + i) * ldc + jc + jr;
+            if constexpr (simd::optimize_size)
+              detail::gemm_ukernel_compact(kc, ai, lda, panel, ci, ldc, rows, nr, e);
+            else
+              detail::gemm_ukernel(simd::arch{}, kc, ai, lda, panel, ci, ldc, rows, nr, e);
           });
         }
       }
