@@ -115,7 +115,7 @@ cortex_m() {
   local budget
   budget=$(python3 "$root/tests/firmware/stack_budget.py" --limit 1024 --elf "$dir/emha_firmware.elf" \
     --measured-log "$log" "$dir/emha/lib/CMakeFiles/emha.dir") || { echo "$budget"; return 1; }
-  grep -E 'limit|mha_forward|gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured' <<<"$budget"
+  grep -E 'limit|mha_forward |mha_forward_ref |gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured' <<<"$budget"
   # Each measurement also goes to $footprints, README.md's firmware table's source.
   local core=${toolchain%.cmake} fwd sw
   read -r fwd sw < <(sed -nE 's/^MultiHeadAttention::forward: ([0-9]+) bytes; set_weights: ([0-9]+) bytes.*/\1 \2/p' <<<"$budget")

@@ -198,8 +198,11 @@ def main():
         memo[title] = result
         return result
 
-    # Public entry points: defined with external linkage (no file prefix in the title).
-    public = sorted(t for t, f in frames.items() if f is not None and ":" not in t)
+    # Public entry points: defined with external linkage (no file prefix in the title), and the
+    # instances of detail::mha_forward_staged (a Config's forward() on one variant: templates,
+    # titled with their file).
+    public = sorted(t for t, f in frames.items()
+                    if f is not None and (":" not in t or "detail::mha_forward_staged(" in names.get(t, "")))
     rows = []
     for t in public:
         b, chain = worst(t)
@@ -209,8 +212,9 @@ def main():
     width = max(len(r[0].split("(")[0]) for r in rows)
     print(f"worst-case stack from the call down (bytes; limit {args.limit}):")
     for name, b, _ in sorted(rows, key=lambda r: -r[1]):
-        print(f"  {b:5d}  {name.split('(')[0]:<{width}}")
-    fwd = next(r for r in rows if "detail::mha_forward(" in r[0])
+        stages = re.search(r"\[with unsigned int Stages = (\d+)\]", name)
+        print(f"  {b:5d}  {name.split('(')[0] + (f'<{stages.group(1)}>' if stages else ''):<{width}}")
+    fwd = max((r for r in rows if re.search(r"detail::mha_forward(_staged)?\(", r[0])), key=lambda r: r[1])
     print(f"MultiHeadAttention::forward: {fwd[1]} bytes; set_weights: {set_weights[1]} bytes; deepest chain of forward:")
     for step in fwd[2]:
         print("    " + step.split("(")[0] + ":" + step.rsplit(":", 1)[1])

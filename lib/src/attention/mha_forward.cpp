@@ -73,41 +73,34 @@ constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept
 }
 
 // A switch, not a table of function pointers: every call is direct, so a firmware's stack bound
-// (tests/firmware/stack_budget.py) follows it. A plain pass (mha_plain) has only the stages of
-// the first switch, and references no other stage's code.
-template <class K, bool Plain>
+// (tests/firmware/stack_budget.py) follows it. The stages outside Stages (mha_stages) are not in
+// it, so a pass references no code of theirs.
+template <class K, unsigned Stages>
 Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
-  if constexpr (Plain) {
-    switch (stage) {
-      case Stage::project: return project_stage<K>(s, b);
-      case Stage::append: return append_stage<K>(s, b);
-      case Stage::attend: return attend_stage<K>(s, b);
-      case Stage::output: return output_stage<K>(s, b);
-      case Stage::fill: return fill_stage<K>(s, b);
-      default: return Status::invalid_argument;  // not in a plain Config's plan
-    }
-  }
+  constexpr bool norm = Stages & mha_stage_norm, flat = Stages & mha_stage_flat;
   switch (stage) {
-    case Stage::norm_input: return norm_input_stage<K>(s, b);
     case Stage::project: return project_stage<K>(s, b);
-    case Stage::split_flat: return split_flat_stage<K>(s, b);
-    case Stage::qk_norm: return qk_norm_stage<K>(s, b);
-    case Stage::rope: return rope_stage<K>(s, b);
-    case Stage::xpos: return xpos_stage<K>(s, b);
     case Stage::append: return append_stage<K>(s, b);
     case Stage::attend: return attend_stage<K>(s, b);
-    case Stage::merge_flat: return merge_flat_stage<K>(s, b);
-    case Stage::norm_heads: return norm_heads_stage<K>(s, b);
     case Stage::output: return output_stage<K>(s, b);
-    case Stage::residual_output: return residual_output_stage<K>(s, b);
-    case Stage::norm_output: return norm_output_stage<K>(s, b);
     case Stage::fill: return fill_stage<K>(s, b);
+    case Stage::norm_input: if constexpr (norm) return norm_input_stage<K>(s, b); break;
+    case Stage::norm_heads: if constexpr (norm) return norm_heads_stage<K>(s, b); break;
+    case Stage::residual_output: if constexpr (norm) return residual_output_stage<K>(s, b); break;
+    case Stage::norm_output: if constexpr (norm) return norm_output_stage<K>(s, b); break;
+    case Stage::split_flat: if constexpr (flat) return split_flat_stage<K>(s, b); break;
+    case Stage::merge_flat: if constexpr (flat) return merge_flat_stage<K>(s, b); break;
+    case Stage::qk_norm: if constexpr ((Stages & mha_stage_qk_norm) != 0) return qk_norm_stage<K>(s, b); break;
+    case Stage::rope: if constexpr ((Stages & mha_stage_rope) != 0) return rope_stage<K>(s, b); break;
+    case Stage::xpos: if constexpr ((Stages & mha_stage_xpos) != 0) return xpos_stage<K>(s, b); break;
   }
-  return Status::invalid_argument;
+  return Status::invalid_argument;  // not in the plan of a Config with these stages
 }
 
-template <class K, bool Plain = false>
-Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+// Inlined into each entry point that runs it: a frame of its own under theirs takes forward over
+// the 1 KiB stack budget on Cortex-M55 (tests/firmware/stack_budget.py).
+template <class K, unsigned Stages>
+[[gnu::always_inline]] inline Status forward_pass(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     const Span<const float>& query, const Span<const float>& key,
                     const Span<const float>& value, const Span<float>& out,
@@ -130,7 +123,7 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
   EMHA_TRY(arena.allocate(d.threads * s.slots.bytes, s.slots.base, 64));
   const StagePlan plan = plan_of(d, cache);
   for (std::size_t b = 0; b < sh.batch; ++b)
-    for (std::size_t i = 0; i < plan.count; ++i) EMHA_TRY((run_stage<K, Plain>(plan.stage[i], s, b)));
+    for (std::size_t i = 0; i < plan.count; ++i) EMHA_TRY((run_stage<K, Stages>(plan.stage[i], s, b)));
   for (std::size_t b = 0; cache && b < sh.batch; ++b) {
     if (cache->use == KvUse::append) cache->lengths[b] += sh.seq_q;
     if (fill) cache->lengths[b] = sh.seq_kv, cache->firsts[b] = 0;
@@ -161,23 +154,32 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     Span<const float> query, Span<const float> key, Span<const float> value,
                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return mha_forward<SimdKernels>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
-}
-
-Status mha_forward_plain(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
-                          const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
-                          Span<const float> query, Span<const float> key, Span<const float> value,
-                          Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return mha_forward<SimdKernels, true>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+  return forward_pass<SimdKernels, mha_stages_all>(d, w, packed, positions, arena, sh, query, key, value, out, o,
+                                                  cache);
 }
 
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                         ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
                         Span<const float> key, Span<const float> value, Span<float> out,
                         const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return mha_forward<RefKernels>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out, o,
-                                  cache);
+  return forward_pass<RefKernels, mha_stages_all>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out,
+                                                 o, cache);
 }
 
 }  // namespace EMHA_ISA
+
+#if !EMHA_X86_DISPATCH
+// One variant: a Config's forward() calls its stage set's pass here directly (dispatch.cpp
+// forwards x86's run-time choice to the whole pass instead).
+template <unsigned Stages>
+Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                          const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
+                          Span<const float> query, Span<const float> key, Span<const float> value,
+                          Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return EMHA_ISA::forward_pass<SimdKernels, Stages>(d, w, packed, positions, arena, sh, query, key, value, out, o,
+                                                    cache);
+}
+EMHA_FOR_EACH_STAGE_SET(EMHA_INSTANTIATE_STAGED)
+#endif
+
 }  // namespace emha::detail

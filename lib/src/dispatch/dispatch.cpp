@@ -27,6 +27,19 @@ namespace emha::detail {
   Ret name params noexcept { return kernels().name args; }
 #include "kernel_list.def"
 
+#if EMHA_X86_DISPATCH
+// Every Config's stage set runs the whole pass of the variant in use (mha_forward.cpp defines
+// them on builds of one variant).
+template <unsigned Stages>
+Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                          const MhaPositions& positions, ArenaRef& arena, const AttentionShape& shape,
+                          Span<const float> query, Span<const float> key, Span<const float> value,
+                          Span<float> out, const ForwardOptions& options, const KvCacheView* cache) noexcept {
+  return kernels().mha_forward(d, w, packed, positions, arena, shape, query, key, value, out, options, cache);
+}
+EMHA_FOR_EACH_STAGE_SET(EMHA_INSTANTIATE_STAGED)
+#endif
+
 }  // namespace emha::detail
 
 #if !EMHA_X86_DISPATCH

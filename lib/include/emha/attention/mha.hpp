@@ -180,14 +180,11 @@ class MultiHeadAttention {
   const ArenaRef& arena() const noexcept { return scratch_.get(); }
 
  private:
-  // The compiled pass: the plain one when the Config has no stage beyond attention's own
-  // (detail::mha_plain), so that a firmware links no other stage.
+  // The compiled pass with the stages the Config runs (detail::mha_stages), so that a firmware
+  // links no other stage.
   template <class... A>
   static Status core(A&&... a) noexcept {
-    if constexpr (detail::mha_plain<Config>())
-      return detail::mha_forward_plain(static_cast<A&&>(a)...);
-    else
-      return detail::mha_forward(static_cast<A&&>(a)...);
+    return detail::mha_forward_staged<detail::mha_stages<Config>()>(static_cast<A&&>(a)...);
   }
 
   detail::ArenaHolder<Own, arena_bytes> scratch_{};

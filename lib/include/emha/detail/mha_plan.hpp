@@ -298,21 +298,33 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
                    Span<const float> value, Span<float> out, const ForwardOptions& options,
                    const KvCacheView* cache) noexcept;
 
-// Whether a Config's pass is plain: no stage but the projections, the cache's, attention and the
-// output projection (no norm, no RoPE or xPos, no QK-norm, the column split). Its forward() calls
-// mha_forward_plain, whose code holds only those stages: a firmware links nothing else.
+// The stages a Config's pass can run beyond the projections, the cache's, attention and the
+// output projection, one bit each (the norms with the residual; RoPE; xPos; QK-norm; the flat
+// head split). forward() calls mha_forward_staged<mha_stages<Config>()>: on builds of one
+// variant its code references only those stages, so a firmware links no other (x86's run-time
+// dispatch runs the whole pass, mha_forward).
+inline constexpr unsigned mha_stage_norm = 1, mha_stage_rope = 2, mha_stage_xpos = 4, mha_stage_qk_norm = 8,
+                          mha_stage_flat = 16, mha_stages_all = 31;
 template <class C>
-constexpr bool mha_plain() noexcept {
-  return C::norm == NormPlacement::none && C::qk_norm == QkNorm::none && C::head_split == HeadSplit::columns &&
-         C::position != Position::rope && C::position != Position::xpos;
+constexpr unsigned mha_stages() noexcept {
+  return (C::norm != NormPlacement::none ? mha_stage_norm : 0u) | (C::position == Position::rope ? mha_stage_rope : 0u) |
+         (C::position == Position::xpos ? mha_stage_xpos : 0u) | (C::qk_norm != QkNorm::none ? mha_stage_qk_norm : 0u) |
+         (C::head_split == HeadSplit::flat_view ? mha_stage_flat : 0u);
 }
 
-// mha_forward for dims whose Config is plain (mha_plain).
-Status mha_forward_plain(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
-                         const MhaPositions& positions, ArenaRef& arena,
-                         const AttentionShape& shape, Span<const float> query, Span<const float> key,
-                         Span<const float> value, Span<float> out, const ForwardOptions& options,
-                         const KvCacheView* cache) noexcept;
+// mha_forward for dims whose Config's stages are among Stages (mha_stages), for every Stages in
+// 0 .. mha_stages_all.
+template <unsigned Stages>
+Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                          const MhaPositions& positions, ArenaRef& arena,
+                          const AttentionShape& shape, Span<const float> query, Span<const float> key,
+                          Span<const float> value, Span<float> out, const ForwardOptions& options,
+                          const KvCacheView* cache) noexcept;
+// Instantiates mha_forward_staged for every stage set: X(0) .. X(31).
+#define EMHA_FOR_EACH_STAGE_SET(X)                                                                  \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) \
+  X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#define EMHA_INSTANTIATE_STAGED(n) template decltype(mha_forward_staged<n>) mha_forward_staged<n>;
 
 // The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref).
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
