@@ -85,9 +85,8 @@ TEST_CASE("gemm_f32: attention-shaped products") {
 }
 
 // Small B read in place (k * ldb <= 4096 floats, n a whole panel: 32 or 16 columns on AVX-512,
-// 16 or 8 on AVX2, 8 or 4 on armv7) and the narrow tile (one vector per row, 8 rows; 16 on
-// AVX-512) beside packed panels, with ld = d_model as in attention; either side of the in-place
-// limit.
+// 16 or 8 on AVX2, 8 or 4 on armv7) and the narrow tile (one vector per row, 8 rows) beside
+// packed panels, with ld = d_model as in attention; either side of the in-place limit.
 TEST_CASE("gemm_f32: small B in place, narrow panels, and the limit between") {
   std::uint64_t seed = 1100;
   for (std::size_t dk : {4u, 8u, 16u, 32u}) {
@@ -104,10 +103,10 @@ TEST_CASE("gemm_f32: small B in place, narrow panels, and the limit between") {
   check_gemm({20, 32, 129, Trans::none, 0}, seed++);
 }
 
-// Every row count of a narrow tile (8 rows; 16 on AVX-512) and of the two tiles a tail splits
-// into, for a whole narrow panel (4, 8 or 16 columns: one vector on SSE2/armv7, AVX2, AVX-512)
-// read in place (the product's only panel: gemm_f32's direct path) and packed (pad: ld past the
-// in-place limit), and the k-blocked tiles over the same rows.
+// Every row count of a narrow tile (8 rows) and of the two tiles a tail splits into, for a whole
+// narrow panel (4, 8 or 16 columns: one vector on SSE2/armv7, AVX2, AVX-512) read in place (the
+// product's only panel: gemm_f32's direct path) and packed (pad: ld past the in-place limit), and
+// the k-blocked tiles over the same rows.
 TEST_CASE("gemm_f32: narrow tiles and k-blocked tiles over every row count") {
   std::uint64_t seed = 1150;
   GemmOptions blocks{};

@@ -5,8 +5,7 @@
 //
 // Register plans (accumulators + B vectors + A broadcast):
 //   AVX2     6 x 16 (NV=2): 12 + 2 + 1 = 15 of 16 ymm
-//   AVX-512  6 x 32 (NV=2): 12 + 2 + 1 of 32 zmm (room left; 6 rows keep A broadcasts cheap);
-//            its narrow tile 16 x 16: 16 + 1 of 32 zmm, A's elements broadcast from memory
+//   AVX-512  6 x 32 (NV=2): 12 + 2 + 1 of 32 zmm (room left; 6 rows keep A broadcasts cheap)
 //   armv7    4 x 8  (NV=2):  8 + 2 + 1 of 16 q (6 x 8 would leave no slack for the compiler);
 //            SSE2 the same over its 16 xmm
 //   aarch64  4 x 16 (NV=4): a hand-tuned tile (gemm_ukernel_neon64.hpp)
@@ -28,9 +27,7 @@ struct GemmTarget {
   unsigned k_unroll;      // k steps per iteration of the tile's loop
   // Narrow tile: a panel of at most one vector of valid columns (a 16-wide head on AVX-512, an n
   // tail) runs narrow_mr rows x one vector, reading only that half of each packed row; 8 rows
-  // keep 8 FMAs in flight where 6 x 1 would not. Where the tile has two vectors per row. With 32
-  // vector registers (AVX-512), 16 rows: a 16-row head's P V or a 16^3 product is one tile, and
-  // 16 chains cover two FMA pipes of latency 4 twice over.
+  // keep 8 FMAs in flight where 6 x 1 would not. Where the tile has two vectors per row.
   bool narrow;
   std::size_t narrow_mr;
   // A small op(B) = B is read in place by a narrow tile when its k block spans at most this many
@@ -54,15 +51,13 @@ inline constexpr GemmTarget gemm_target_4_lanes{4, 2, 4, true, 8, 4096, true, 4,
 // Helium (Cortex-M55): no narrow tile (8 x 1 would need 9 q), no packing tile and no side-by-side
 // panels for a decode row (for the scalar path's reasons: no cache to save a trip to, flash).
 inline constexpr GemmTarget gemm_target_mve{3, 2, 4, false, 0, 0, false, 0, true};
-inline constexpr GemmTarget gemm_target_wide{6, 2, 4, true, 8, 4096, true, 4, false};  // AVX2
-inline constexpr GemmTarget gemm_target_wide_32_regs{6, 2, 4, true, 16, 4096, true, 4, false};  // AVX-512
+inline constexpr GemmTarget gemm_target_wide{6, 2, 4, true, 8, 4096, true, 4, false};  // AVX2, AVX-512
 
 constexpr GemmTarget gemm_target_of_build() noexcept {
   if (!simd::enabled) return gemm_target_scalar;
   if (simd::is_neon64) return gemm_target_neon64;
   if (simd::is_mve) return gemm_target_mve;
   if (simd::lanes == 4) return gemm_target_4_lanes;
-  if (simd::lanes == 16) return gemm_target_wide_32_regs;  // AVX-512: 32 zmm
   return gemm_target_wide;
 }
 inline constexpr GemmTarget gemm_target = gemm_target_of_build();
@@ -77,9 +72,8 @@ static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % 
               "multiples of gemm_max_nr");
 static_assert(gemm_target.tile_out_of_line == simd::lean_stack,
               "a target whose stack is the budget calls its tiles out of line");
-// (A narrow tile's rows are bounded by registers, not by gemm_max_mr: it needs no scratch by rows.)
-static_assert(!gemm_target.narrow || (gemm_nv == 2 && gemm_target.narrow_mr <= 16),
-              "a narrow tile is half of a two-vector tile, at most 16 rows");
+static_assert(!gemm_target.narrow || (gemm_nv == 2 && gemm_target.narrow_mr <= gemm_max_mr),
+              "a narrow tile is half of a two-vector tile");
 
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -37,14 +37,14 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   const vf32 alpha = simd::splat(e.alpha);
   if (m == MR && n == NR) {
     if (e.plain) {  // the common case: plain stores
-#pragma GCC unroll 16
+#pragma GCC unroll 8
       for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) simd::store(c + r * ldc + v * L, acc[r][v]);
       return;
     }
     const vf32 beta = simd::splat(e.beta);
-#pragma GCC unroll 16
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) {
@@ -89,8 +89,7 @@ enum class BRead {
   packing,   // as in_place, and each row is also stored to bp [kc][NR] for the panel's later tiles
 };
 
-// One MR x NR tile of C (exactly MR rows, at most 16: the row loops unroll fully, so the
-// accumulators stay in registers; n <= NR valid columns, a partial tile is stored
+// One MR x NR tile of C (exactly MR rows; n <= NR valid columns, a partial tile is stored
 // through a local buffer). a: the tile's first row of A, rows lda apart (read in place: at these
 // sizes A stays in cache and packing it costs more than it saves). b: the panel, as R says (ldb:
 // its row stride unless packed; bp: the packing copy's destination). c: the tile's top-left. Not
@@ -119,7 +118,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
   for (std::size_t r = 0; r < MR; ++r) ar[r] = a + r * lda;
 
   vf32 acc[MR][NV];
-#pragma GCC unroll 16
+#pragma GCC unroll 8
   for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::splat(0.0f);
@@ -136,7 +135,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
         bv[v] = simd::load(b + v * L);
         if constexpr (Pack) simd::store(bp + v * L, bv[v]);
       }
-#pragma GCC unroll 16
+#pragma GCC unroll 8
       for (std::size_t r = 0; r < MR; ++r) {
         const auto av = simd::splat_operand(ar[r][p]);
 #pragma GCC unroll 4
@@ -151,7 +150,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
       float total[MR * NR];  // the blocks before the last, summed in order
       // fold(first): total = acc (first) or total + acc, and acc = 0 for the next block
       auto fold = [&](bool first) __attribute__((always_inline)) {
-#pragma GCC unroll 16
+#pragma GCC unroll 8
         for (std::size_t r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
           for (std::size_t v = 0; v < NV; ++v) {
@@ -169,7 +168,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
         fold(false);
       }
       steps(p, kc);
-#pragma GCC unroll 16
+#pragma GCC unroll 8
       for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::load(total + r * NR + v * L) + acc[r][v];
