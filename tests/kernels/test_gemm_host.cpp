@@ -103,6 +103,23 @@ TEST_CASE("gemm_f32: small B in place, narrow panels, and the limit between") {
   check_gemm({20, 32, 129, Trans::none, 0}, seed++);
 }
 
+// Every row count of a narrow tile (8 rows) and of the two tiles a tail splits into, for a whole
+// narrow panel (4, 8 or 16 columns: one vector on SSE2/armv7, AVX2, AVX-512) read in place (the
+// product's only panel: gemm_f32's direct path) and packed (pad: ld past the in-place limit), and
+// the k-blocked tiles over the same rows.
+TEST_CASE("gemm_f32: narrow tiles and k-blocked tiles over every row count") {
+  std::uint64_t seed = 1150;
+  GemmOptions blocks{};
+  blocks.k_blocks = true;
+  for (std::size_t m = 1; m <= 40; ++m) {
+    for (std::size_t n : {4u, 8u, 16u}) {
+      check_gemm({m, n, 9, Trans::none, 0}, seed++);
+      check_gemm({m, n, 40, Trans::none, 120, GemmOptions{0.5f, 1.0f, nullptr}, true}, seed++);
+    }
+    check_gemm({m, 40, 2 * emha::gemm_k_block + 5, Trans::transpose, 0, blocks}, seed++);
+  }
+}
+
 // With SIMD, every target's multiply-add is fused (AVX2 and AVX-512 FMA, NEON vfma/fmla): one
 // rounding per k step. Row [-1, 1 + 2^-12] times column [1 + 2^-11, 1 + 2^-12]: the first step
 // is exact, -(1 + 2^-11); the second adds (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, which fused leaves
