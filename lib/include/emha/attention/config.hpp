@@ -59,6 +59,16 @@ enum class NormKind : unsigned char {
   rms_norm,    // HF LlamaRMSNorm / torch.nn.RMSNorm: weight (norm_affine)
 };
 
+// The element type of the four projections' weights (norms, biases and tables stay float).
+enum class WeightType : unsigned char {
+  f32,   // float, as PyTorch stores them
+  // int8 per output channel (a row of PyTorch's [out, in]), symmetric, zero point 0, in
+  // [-127, 127], with one float scale per row: the layer computes what
+  // F.linear(x, w_int8.float() * scale[:, None], b) does (torchao's int8_weight_only), with
+  // activations in float (W8A32). MhaWeights' *_int8 and *_scale spans replace the float ones.
+  int8,
+};
+
 // Which projections have a bias, on top of `bias` (a projection has one when both say so). labml's
 // annotated MHA with bias=False is {false, false, true, true}: its V and output layers always have one.
 struct ProjectionBias {
@@ -88,6 +98,8 @@ struct MhaConfig {
   // MultiHeadAttention::packed_weight_bytes, inside the object): faster, since no call re-packs
   // them. Set false on a microcontroller to read the weights in place (e.g. from flash).
   static constexpr bool prepack_weights = true;
+  // The projections' weights: float, or int8 with a float scale per output channel (WeightType).
+  static constexpr WeightType weight_type = WeightType::f32;
   // forward() may be asked for the attention weights (PyTorch need_weights). That path holds one
   // head's [S_q x S_kv] scores; false leaves only the fused path, whose arena is linear in S_kv.
   static constexpr bool attention_weights = true;

@@ -46,6 +46,19 @@ struct MhaWeights {
   Span<const float> k_norm_weight;    //                  [head_dim] per_head, [kv_dim] whole
   // Position::relative_bias: [relative_buckets, heads], T5's relative_attention_bias.weight.
   Span<const float> relative_attention_bias;
+  // Config::weight_type == WeightType::int8: each projection's weight as int8 in [-127, 127]
+  // (the same shape and layout as its float span above, which stays empty) and its per-row
+  // float scale [rows]: the weight is w[j][p] * scale[j].
+  Span<const std::int8_t> in_proj_weight_int8;   // [q_dim + 2*kv_dim, d_model]
+  Span<const float> in_proj_weight_scale;        // [q_dim + 2*kv_dim]
+  Span<const std::int8_t> q_proj_weight_int8;    // [q_dim, d_model]
+  Span<const float> q_proj_weight_scale;         // [q_dim]
+  Span<const std::int8_t> k_proj_weight_int8;    // [kv_dim, kdim]
+  Span<const float> k_proj_weight_scale;         // [kv_dim]
+  Span<const std::int8_t> v_proj_weight_int8;    // [kv_dim, vdim]
+  Span<const float> v_proj_weight_scale;         // [kv_dim]
+  Span<const std::int8_t> out_proj_weight_int8;  // [d_model, q_dim]
+  Span<const float> out_proj_weight_scale;       // [d_model]
 };
 
 // Layout of an attention mask (bool or additive); PyTorch's 2-D and 3-D attn_mask are
