@@ -101,6 +101,7 @@ import sys
 # without writing __pycache__ into the source tree or the install.
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from emha_export_int8 import PROJECTIONS, dequantize, quantize, report  # noqa: E402
 from emha_export_read import FAMILIES, Checkpoint, ExportError, build_layer, fail  # noqa: E402
 from emha_export_reference import make_reference  # noqa: E402
 from emha_export_write import (HEAD_SPLIT, NORM, NORM_KIND, PAIRING, POSITION,  # noqa: E402
@@ -158,6 +159,9 @@ def parse_args(argv):
     a.add_argument("--reference-rows", type=int, default=0)
     a.add_argument("--reference-causal", action="store_true")
     a.add_argument("--seed", type=int, default=0, help="the reference input's seed")
+    a.add_argument("--weights", choices=["float32", "int8"], default="float32",
+                   help="the projections' weights: float32, or int8 per output channel with a "
+                   "float scale per row (W8A32)")
     args = a.parse_args(argv)
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
@@ -213,12 +217,35 @@ def summary(cfg, ck, args):
             and c["from_config"] else (f"; {c['config_file']} gave nothing" if c["config_file"]
                                        else ""))
     causal = "; causal: pass masks.causal = true" if c["causal"] else ""
+    weights = ("; weights int8 per output channel (symmetric, [-127, 127], a float scale per row)"
+               if c["weight_type"] == "int8" else "")
     outside = (f"; attention only: the block's {c['outside_norms']} is not expressible as emha's "
                "norm (none, pre, post, sub): apply it outside" if c["outside_norms"] else "")
     wrote = " and ".join(f for f in (args.header, args.blob) if f)
     return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "
-            f"{pos}; {scale}; qk-norm {qk}; {split}; norm {norm}{outside}{causal}{told}; "
+            f"{pos}; {scale}; qk-norm {qk}; {split}; norm {norm}{outside}{causal}{weights}{told}; "
             f"wrote {wrote}")
+
+
+def int8_weights(cfg, tensors):
+    """--weights int8: the tensors to write (each projection's weight as <name>_int8 and
+    <name>_scale) and the lines to print; `tensors`' weights become the dequantized ones, which the
+    reference is computed with. A checkpoint's own int8 weights are taken as they are."""
+    given = cfg["given_scales"]
+    written, lines = dict(tensors), []
+    for key in PROJECTIONS:
+        if key not in tensors:
+            continue
+        w = tensors[key]
+        if given is not None:
+            q, scale, zero_rows = w.char(), given[key], 0  # exact: w holds the int8 values
+        else:
+            q, scale, zero_rows = quantize(w)
+        lines.append(report(key, w, q, scale, zero_rows, given is not None))
+        tensors[key] = dequantize(q, scale)
+        del written[key]
+        written[key + "_int8"], written[key + "_scale"] = q, scale
+    return written, lines
 
 
 def main(argv):
@@ -226,6 +253,13 @@ def main(argv):
     ck = Checkpoint(args.checkpoint, args.allow_pickle, args.config)
     cfg, tensors = build_layer(ck, args)
     name = namespace_name(args)
+    cfg["weight_type"] = "int8" if args.weights == "int8" else "f32"
+    written, lines = tensors, []
+    if cfg["weight_type"] == "int8":
+        written, lines = int8_weights(cfg, tensors)
+    elif cfg["given_scales"] is not None:
+        fail(f"{sorted(ck.int8_read)[0]} is int8 (with its _scale): export the checkpoint's int8 "
+             "weights with --weights int8 (bit for bit)")
     ref = None
     if args.reference_rows:
         if cfg["kdim"] != cfg["d_model"] or cfg["vdim"] != cfg["d_model"]:
@@ -234,13 +268,15 @@ def main(argv):
         x, out = make_reference(cfg, tensors, args.reference_rows, args.reference_causal, args.seed)
         ref = (x, out, args.reference_causal)
     if args.blob:
-        blob_tensors = dict(tensors, **({"ref_input": ref[0], "ref_output": ref[1]} if ref else {}))
+        blob_tensors = dict(written, **({"ref_input": ref[0], "ref_output": ref[1]} if ref else {}))
         pathlib.Path(args.blob).write_bytes(
             blob_bytes(cfg, blob_tensors, args.reference_rows, args.reference_causal))
     if args.header:
         source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
         pathlib.Path(args.header).write_text(
-            header_text(cfg, tensors, name, args.section, ref, source))
+            header_text(cfg, written, name, args.section, ref, source))
+    for line in lines:
+        print(line)
     print(summary(cfg, ck, args))
     return 0
 

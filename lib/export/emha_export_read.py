@@ -52,6 +52,7 @@ class Checkpoint:
         self.tensors = state if not isinstance(state, dict) else \
             {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
         self.used = set()
+        self.view, self.int8_pass, self.int8_read = "values", False, set()
 
     def has(self, name):
         return name in self.tensors
@@ -65,17 +66,30 @@ class Checkpoint:
         return f"found under '{prefix}': {shown}" if names else f"nothing is under '{prefix}'"
 
     def get(self, name, prefix):
-        """The tensor `name` as float32 (missing: an error listing what is under `prefix`)."""
+        """The tensor `name` as float32 (missing: an error listing what is under `prefix`). An
+        int8 projection weight (emha_export_int8.py) is its values as float32 in the "values"
+        view, its row scales broadcast over the columns in the "scales" view, where every float
+        tensor is NaN; int8 is refused outside the projections (int8_pass False)."""
         if name not in self.tensors:
             fail(f"{name} is missing; {self.found(prefix)}")
         self.used.add(name)
-        t = self.tensors[name].detach().to(torch.float32).contiguous()
+        raw = self.tensors[name]
+        if raw.dtype == torch.int8:
+            from emha_export_int8 import checkpoint_int8  # noqa: E402 (it imports fail from here)
+            if not self.int8_pass:
+                fail(f"{name} is int8 {shape_str(raw.shape)}: only the projections' weights may "
+                     "be int8 (biases, norms and tables stay float)")
+            q, scale = checkpoint_int8(self.tensors, name)
+            self.used.add(name + "_scale")
+            self.int8_read.add(name)
+            return q if self.view == "values" else scale[:, None].expand_as(q).contiguous()
+        t = raw.detach().to(torch.float32).contiguous()
         bad = ~torch.isfinite(t)
         if bool(bad.any()):
             first = [int(i) for i in bad.nonzero()[0]]
             fail(f"{name} has shape {shape_str(t.shape)} and {int(bad.sum())} non-finite values "
                  f"(the first at {first}, {float(self.tensors[name].reshape(-1)[bad.reshape(-1)][0])})")
-        return t
+        return t if self.view == "values" else torch.full_like(t, float("nan"))
 
     def optional(self, name, prefix):
         return self.get(name, prefix) if name in self.tensors else None
@@ -498,8 +512,18 @@ def build_layer(ck, args):
     family = detect_family(ck, p, args.family)
     if family not in ("proj", "phi3", "t5") and kv_flag is None:
         kv_flag = heads  # GQA is read from K's rows only: the other families have none
-    parts = (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
-             else FAMILIES[family][1](ck, p, heads))
+    read_family = (lambda: family_per_head(ck, p, heads, kv_flag) if family == "per_head"  # noqa: E731
+                   else FAMILIES[family][1](ck, p, heads))
+    ck.int8_pass = True  # int8 weights with their scales (emha_export_int8.py): read twice
+    parts = read_family()
+    given_scales = None
+    if ck.int8_read:
+        from emha_export_int8 import projection_scales  # noqa: E402
+        ck.view = "scales"
+        scale_parts = read_family()
+        ck.view = "values"
+        given_scales = projection_scales(parts, scale_parts)
+    ck.int8_pass = False
     _, hidden = hf.get("hidden_size", "n_embd", "dim", "d_model")
     head_dim = feat.head_dim_from(hf, args, heads, parts["q"])
     d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag, head_dim)
@@ -614,6 +638,11 @@ def build_layer(ck, args):
     if any(bias[r] for r in "qkv"):
         tensors["in_proj_bias"] = torch.cat([parts[r + "b"][1] for r in "qkv" if bias[r]])
     tensors["out_proj_weight"] = parts["o"][1]
+    scales = None
+    if given_scales is not None:  # the checkpoint's int8 weights: their scales, rows as `tensors`
+        scales = ({"in_proj_weight": torch.cat([given_scales[r] for r in "qkv"])} if same
+                  else {f"{r}_proj_weight": given_scales[r] for r in "qkv"})
+        scales["out_proj_weight"] = given_scales["o"]
     if bias["o"]:
         tensors["out_proj_bias"] = parts["ob"][1]
     if nw is not None:
@@ -641,7 +670,8 @@ def build_layer(ck, args):
                relative_max_distance=relative[1] if relative else 128,
                relative_bidirectional=relative[2] if relative else True,
                relative_from=relative[3][0] if relative else None,
-               outside_norms=hf.outside_norms() if hf.present else None)
+               outside_norms=hf.outside_norms() if hf.present else None,
+               given_scales=scales)
     for key in ("max_seq_q", "max_seq_kv", "max_batch", "max_threads"):
         if cfg[key] <= 0:
             fail(f"--{key.replace('_', '-')} {cfg[key]} must be positive")

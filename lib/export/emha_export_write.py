@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Part of emha_export.py: writing the layer, as the weight blob and as a C++ header.
 
-blob_bytes: lib/include/emha/io/weight_blob.hpp's format (header, tensor table, float32 tensors at
-64-byte aligned offsets, CRC-32). header_text: the Config, the arrays as exact hex-float literals,
-weights() and the reference, if any.
+blob_bytes: lib/include/emha/io/weight_blob.hpp's format (header, tensor table, float32 tensors and
+int8 weights at 64-byte aligned offsets, CRC-32): version 2 for float weights, version 3 for int8.
+header_text: the Config, the arrays as exact hex-float literals (int8 weights as integers),
+weights() and the reference, if any. An int8 export's tensors hold <weight>_int8 (torch.int8) and
+<weight>_scale (float32 [rows]) in place of each projection's float <weight>.
 """
 import struct
 import zlib
@@ -19,8 +21,14 @@ QK_NORM = {"none": 0, "per_head": 1, "whole": 2}
 HEAD_SPLIT = {"columns": 0, "flat_view": 1}
 BLOB_ID = dict(in_proj_weight=1, q_proj_weight=2, k_proj_weight=3, v_proj_weight=4, in_proj_bias=5,
                out_proj_weight=6, out_proj_bias=7, norm_weight=8, norm_bias=9, q_norm_weight=10,
-               k_norm_weight=11, relative_attention_bias=12, ref_input=16, ref_output=17)
-BLOB_VERSION, HEADER_BYTES = 2, 160
+               k_norm_weight=11, relative_attention_bias=12, ref_input=16, ref_output=17,
+               in_proj_weight_int8=18, q_proj_weight_int8=19, k_proj_weight_int8=20,
+               v_proj_weight_int8=21, out_proj_weight_int8=22, in_proj_weight_scale=24,
+               q_proj_weight_scale=25, k_proj_weight_scale=26, v_proj_weight_scale=27,
+               out_proj_weight_scale=28)
+WEIGHT_TYPE = {"f32": 0, "int8": 1}
+BLOB_VERSION = {"f32": 2, "int8": 3}  # float weights stay readable by version 2's loaders
+HEADER_BYTES = 160
 
 
 # --------------------------------------------------------------------------------------------------
@@ -31,7 +39,8 @@ def align(n, a=64):
 
 
 def blob_bytes(cfg, tensors, ref_rows, ref_causal):
-    entries = sorted((BLOB_ID[k], t.detach().numpy().astype("<f4")) for k, t in tensors.items())
+    entries = sorted((BLOB_ID[k], t.detach().numpy().astype("i1" if t.dtype == torch.int8 else "<f4"))
+                     for k, t in tensors.items())
     table = bytearray()
     body = bytearray()
     offset = align(HEADER_BYTES + 16 * len(entries))
@@ -45,7 +54,7 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
     normed = cfg["norm"] != "none"
     bias_bits = sum(1 << i for i, r in enumerate("qkvo") if cfg["bias"][r])
     head = struct.pack(
-        "<4s25I", b"EMHA", BLOB_VERSION, offset, 0, HEADER_BYTES, 1, 0, cfg["d_model"], cfg["heads"], cfg["kv_heads"],
+        "<4s25I", b"EMHA", BLOB_VERSION[cfg["weight_type"]], offset, 0, HEADER_BYTES, 1, 0, cfg["d_model"], cfg["heads"], cfg["kv_heads"],
         cfg["kdim"], cfg["vdim"], bias_bits, POSITION[position],
         PAIRING[cfg["rope_pairing"]] if position == "rope" else 0, cfg["rope_dims"], 0, 0,
         cfg["sliding_window"], NORM[cfg["norm"]], NORM_KIND[cfg["norm_kind"]] if normed else 0, 0,
@@ -65,6 +74,8 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
         HEAD_SPLIT[cfg["head_split"]], cfg["relative_buckets"] if relative else 0,
         cfg["relative_max_distance"] if relative else 0,
         int(cfg["relative_bidirectional"]) if relative else 0)
+    if cfg["weight_type"] != "f32":
+        head += struct.pack("<I", WEIGHT_TYPE[cfg["weight_type"]])
     blob = head + bytes(HEADER_BYTES - len(head)) + table
     blob += bytes(align(len(blob)) - len(blob)) + body
     assert len(blob) == offset
@@ -92,10 +103,13 @@ def cpp_bool(v):
 
 
 def array_lines(name, arr, section, size_expr, what):
-    values = [hex_float(v) + "," for v in arr.detach().numpy().astype(np.float32).reshape(-1)]
+    int8 = arr.dtype == torch.int8
+    ctype = "std::int8_t" if int8 else "float"
+    values = ([f"{int(v)}," for v in arr.detach().numpy().reshape(-1)] if int8 else
+              [hex_float(v) + "," for v in arr.detach().numpy().astype(np.float32).reshape(-1)])
     attr = f'[[gnu::section("{section}")]] ' if section else ""
     lines = [f"// {what}",
-             f"{attr}alignas(64) inline constexpr float {name}[{len(values)}] = {{"]
+             f"{attr}alignas(64) inline constexpr {ctype} {name}[{len(values)}] = {{"]
     row = "   "
     for v in values:
         if len(row) + 1 + len(v) > 100:
@@ -103,8 +117,9 @@ def array_lines(name, arr, section, size_expr, what):
             row = "   "
         row += " " + v
     lines += [row, "};",
-              f"static_assert(sizeof({name}) / sizeof(float) == {size_expr},",
-              f'              "{name} must hold {size_expr.replace("Config::", "")} floats");', ""]
+              f"static_assert(sizeof({name}) / sizeof({ctype}) == {size_expr},",
+              f'              "{name} must hold {size_expr.replace("Config::", "")} '
+              f'{"int8 values" if int8 else "floats"}");', ""]
     return lines
 
 
@@ -118,10 +133,15 @@ def header_text(cfg, tensors, name, section, ref, source):
     c = cfg
     pb = c["bias"]
     qk = c["qk_norm"] != "none"
+    int8 = c["weight_type"] == "int8"
     lines = [
         f"// Generated by emha_export.py from {source} (torch {torch.__version__}). Do not edit.",
-        f"// Family {c['family']}; layout 0: PyTorch row-major [out_features, in_features].",
-        "#pragma once", "#include <cstddef>", "", '#include "emha/emha.hpp"', "",
+        f"// Family {c['family']}; layout 0: PyTorch row-major [out_features, in_features]."] + ([
+        "// Weights int8 per output channel (a row), symmetric in [-127, 127], with a float scale",
+        "// per row: weight[j][p] = <name>_int8[j][p] * <name>_scale[j] (emha::WeightType::int8)."]
+        if int8 else []) + [
+        "#pragma once", "#include <cstddef>"] + (["#include <cstdint>"] if int8 else []) + [
+        "", '#include "emha/emha.hpp"', "",
         f"namespace {name} {{", "",
         f"struct Config : emha::MhaConfig<{c['d_model']}, {c['heads']}, {c['max_seq_q']}, "
         f"{c['max_seq_kv']}> {{",
@@ -155,6 +175,7 @@ def header_text(cfg, tensors, name, section, ref, source):
         f"  static constexpr std::size_t relative_buckets = {c['relative_buckets']};",
         f"  static constexpr std::size_t relative_max_distance = {c['relative_max_distance']};",
         f"  static constexpr bool relative_bidirectional = {cpp_bool(c['relative_bidirectional'])};",
+    ] + (["  static constexpr emha::WeightType weight_type = emha::WeightType::int8;"] if int8 else []) + [
         "};",
         "static_assert(emha::detail::check_config<Config>());", "",
         "// Widths: d_k = head_dim, q_dim = heads * d_k, kv_dim = kv_heads * d_k.",
@@ -186,6 +207,13 @@ def header_text(cfg, tensors, name, section, ref, source):
         "relative_attention_bias": ("Config::relative_buckets * Config::heads",
                                     "[relative_buckets, heads]: T5's relative position bias"),
     }
+    rows = {"in_proj_weight": "q_dim + 2 * kv_dim", "q_proj_weight": "q_dim",
+            "k_proj_weight": "kv_dim", "v_proj_weight": "kv_dim", "out_proj_weight": "Config::d_model"}
+    for key, r in rows.items():
+        size, what = sizes[key]
+        sizes[key + "_int8"] = (size, f"int8 in [-127, 127], {what}")
+        sizes[key + "_scale"] = (r, f"[{r.replace('Config::', '')}]: the scale of each row of "
+                                    f"{key}_int8")
     for key in BLOB_ID:
         if key in tensors:
             lines += array_lines(key, tensors[key], section, *sizes[key])

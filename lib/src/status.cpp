@@ -19,6 +19,7 @@ const char* to_string(Status s) noexcept {
     case Status::bad_checksum: return "bad_checksum";
     case Status::bad_format: return "bad_format";
     case Status::config_mismatch: return "config_mismatch";
+    case Status::weight_type_mismatch: return "weight_type_mismatch";
   }
   return "unknown";
 }

@@ -18,7 +18,10 @@ Run from tests/export/ with /usr/bin/python3 (deterministic: rerunning writes id
 
     cd tests/export && /usr/bin/python3 gen_roundtrip.py
 
-Cases: nn_mha (in_proj_weight, causal), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_proj_weight, cross-
+Cases: nn_mha (in_proj_weight, causal), nn_mha_int8 (nn_mha's module exported with --weights
+int8: its expected outputs, out_f64 and torch float32's out, are the DEQUANTIZED module's, whose
+projection weights are q * scale; the blob's int8 values and scales are checked bit for bit
+against this file's own quantization; listed in all_int8.hpp, not in all.hpp), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_proj_weight, cross-
 attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
 post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
 o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
@@ -44,6 +47,7 @@ hf_folders/<case>/ keeps the checkpoint folders of hf_qwen3, hf_gemma3, hf_olmo2
 hf_phi3 and the T5 cases with expected.json (the input and the re-implementation's float64 output) for
 hf_crosscheck.py, which compares them with transformers' own classes.
 """
+import copy
 import json
 import pathlib
 import shutil
@@ -126,6 +130,51 @@ class NnMha(Case):
 
     def run(self, m, q, k, v):
         return m(q, k, v, attn_mask=causal_mask(q.shape[1]), need_weights=False)[0]
+
+
+def quantize_rows(w):
+    """(q, scale) of PRIOR-ART's W8A32 scheme, written here apart from the exporter: per row,
+    scale = amax / 127 (1 for a zero row), q = round half to even (w / scale) in [-127, 127]."""
+    amax = w.abs().amax(dim=1)
+    scale = torch.where(amax == 0, torch.ones_like(amax), amax / 127)
+    return torch.round(w / scale[:, None]).clamp(-127, 127).to(torch.int8), scale
+
+
+class NnMhaInt8(NnMha):
+    """NnMha's module exported with --weights int8. self.module is its dequantized copy (in_proj
+    and out_proj weights q * scale in float32, what the layer computes with): the expected
+    outputs and the reference check are that module's; the float module is what is saved."""
+    flags = NnMha.flags + ["--weights", "int8"]
+    int8 = True
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.float_module = self.module
+        self.module = copy.deepcopy(self.module)
+        self.quantized = {}
+        with torch.no_grad():
+            for name_, w in (("in_proj_weight", self.module.in_proj_weight),
+                             ("out_proj_weight", self.module.out_proj.weight)):
+                q, scale = quantize_rows(w.detach())
+                self.quantized[name_] = (q, scale)
+                w.copy_(q.float() * scale[:, None])
+
+    def saved(self):
+        dequantized, self.module = self.module, self.float_module
+        try:
+            return super().saved()
+        finally:
+            self.module = dequantized
+
+    def check_blob(self, blob):
+        """The blob's int8 weights and scales are quantize_rows' of the float module, bit for bit."""
+        _, tensors = read_blob(blob.read_bytes())
+        for name_, (q_id, s_id) in (("in_proj_weight", (18, 24)), ("out_proj_weight", (22, 28))):
+            q, scale = self.quantized[name_]
+            if not (np.array_equal(tensors[q_id], q.numpy()) and
+                    np.array_equal(tensors[s_id][:, 0].view(np.uint32),
+                                   scale.numpy().astype(np.float32).view(np.uint32))):
+                sys.exit(f"{self.name}: the blob's {name_} int8 or scale differs from quantize_rows'")
 
 
 class NnMhaKvdim(Case):
@@ -455,7 +504,7 @@ class HfT5Decoder(HfT5):  # causal buckets and the causal mask
     stack, causal = "decoder", True
 
 
-CASES = [("nn_mha", NnMha), ("nn_mha_kvdim", NnMhaKvdim), ("encoder_layer", EncoderLayer),
+CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKvdim), ("encoder_layer", EncoderLayer),
          ("torchscale", Torchscale), ("hf_gqa", HfGqa), ("labml", Labml), ("blog", Blog),
          ("blog_columns", BlogColumns), ("per_head", PerHead), ("hf_bert", HfBert),
          ("hf_vit", HfVit), ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2),
@@ -521,6 +570,10 @@ def expected_header(case, arrays):
         "  static emha::MhaWeights header_weights() noexcept { return weights(); }",
         f"  static constexpr bool has_reference = {b(has_reference)};",
     ] + ([
+        "  // Weights int8 (Config::weight_type): out and out_f64 are the DEQUANTIZED module's",
+        "  // (projection weights q * scale), torch float32's and float64's forward on them.",
+        "  static constexpr bool int8_weights = true;",
+    ] if getattr(case, "int8", False) else []) + ([
         "  static constexpr const float* reference_input = ref_input;",
         "  static constexpr const float* reference_output = ref_output;",
         "  static constexpr std::size_t reference_rows = ref_rows;",
@@ -584,6 +637,8 @@ def main():
         for name, kind in CASES:
             case = kind(name)
             said = export(case, pathlib.Path(tmp))
+            if getattr(case, "int8", False):
+                case.check_blob(OUT_DIR / f"{name}.bin")
             ref_err = check_reference(case)
             if isinstance(case, HfCase):  # the exporter's float64 reference vs the module's
                 ref_flags = ["--reference-rows", str(HF_REFERENCE_ROWS)] + \
@@ -610,13 +665,15 @@ def main():
             sizes = [(OUT_DIR / f"{name}{s}").stat().st_size for s in (".bin", ".hpp")]
             ref = "   (none)" if ref_err is None else f"{ref_err:.3e}"
             print(f"{name:14s} {sizes[0]:6d} {sizes[1]:7d}  {ref:>16s}   {err:.3e}")
-    names = [name for name, _ in CASES]
-    (OUT_DIR / "all.hpp").write_text("\n".join(
-        ["// Generated by tests/export/gen_roundtrip.py. Do not edit.", "#pragma once",
-         "#include <tuple>", ""] + [f'#include "{n}_expected.hpp"' for n in names] +
-        ["", "namespace export_fixtures {",
-         "using all = std::tuple<" + ", ".join(f"{n}::expected" for n in names) + ">;",
-         "}  // namespace export_fixtures", ""]))
+    for file, alias, int8 in (("all.hpp", "all", False), ("all_int8.hpp", "all_int8", True)):
+        names = [name for name, kind in CASES if getattr(kind, "int8", False) == int8]
+        (OUT_DIR / file).write_text("\n".join(
+            ["// Generated by tests/export/gen_roundtrip.py. Do not edit.", "#pragma once",
+             "#include <tuple>", ""] + [f'#include "{n}_expected.hpp"' for n in names] +
+            ["", "namespace export_fixtures {",
+             (f"// Exported with --weights int8 (Config::weight_type int8)\n" if int8 else "") +
+             f"using {alias} = std::tuple<" + ", ".join(f"{n}::expected" for n in names) + ">;",
+             "}  // namespace export_fixtures", ""]))
 
 
 if __name__ == "__main__":

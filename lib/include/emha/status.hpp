@@ -22,6 +22,7 @@ enum class Status : std::uint8_t {
   bad_checksum,      // the CRC-32 does not match the bytes
   bad_format,        // the tensor table is inconsistent (out of bounds, unknown or repeated id)
   config_mismatch,   // dims, options or tensor shapes differ from the Config
+  weight_type_mismatch,  // int8 weights for a Config of float weights, or the reverse
 };
 
 // A short constant name ("ok", "too_long", ...) for logs; never null.

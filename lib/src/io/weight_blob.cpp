@@ -4,6 +4,7 @@
 // byte (little-endian whatever the host), every size is checked before it is used as an offset,
 // and nothing is written to `out` or `reference` unless the whole blob is valid.
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -32,12 +33,28 @@ enum Field : std::size_t {
   f_norm = 76, f_norm_kind = 80, f_norm_eps = 84, f_norm_affine = 88, f_count = 92, f_ref_rows = 96,
   f_ref_causal = 100, f_head_dim = 104, f_scale = 108, f_qk_norm = 112, f_qk_unit_offset = 116,
   f_qk_norm_eps = 120, f_head_split = 124, f_rel_buckets = 128, f_rel_max_distance = 132,
-  f_rel_bidirectional = 136,
+  f_rel_bidirectional = 136, f_weight_type = 140,
 };
 
 // Header bytes of a version load_weights() reads (0: none).
 std::size_t header_bytes_of(std::uint32_t version) noexcept {
-  return version == blob_version ? blob_header_bytes : version == 1 ? blob_header_bytes_v1 : 0;
+  return version == 2 || version == 3 ? blob_header_bytes : version == 1 ? blob_header_bytes_v1 : 0;
+}
+
+// The weight type a header states: version 3's field, f32 before it.
+std::uint32_t weight_type_of(const unsigned char* p) noexcept {
+  return u32_at(p + f_version) >= 3 ? u32_at(p + f_weight_type) : std::uint32_t(WeightType::f32);
+}
+
+bool is_int8_id(std::uint32_t id) noexcept {
+  return id >= std::uint32_t(BlobTensor::in_proj_weight_int8) && id <= std::uint32_t(BlobTensor::out_proj_weight_int8);
+}
+bool is_scale_id(std::uint32_t id) noexcept {
+  return id >= std::uint32_t(BlobTensor::in_proj_weight_scale) && id <= std::uint32_t(BlobTensor::out_proj_weight_scale);
+}
+bool is_float_weight_id(std::uint32_t id) noexcept {
+  return (id >= std::uint32_t(BlobTensor::in_proj_weight) && id <= std::uint32_t(BlobTensor::v_proj_weight)) ||
+         id == std::uint32_t(BlobTensor::out_proj_weight);
 }
 
 // The fields from offset 104 (version 2) against the Config's; a version 1 blob has their
@@ -91,16 +108,41 @@ struct Shape {
   std::size_t rows = 0, cols = 0;
 };
 
-Shape expected_shape(const MhaDims& d, BlobTensor id, std::size_t ref_rows) noexcept {
+// The float weights' shapes, of the Config's weight type only: `weights` is the [out, in] of the
+// float or int8 ids, `scales` [out, 1] of the scale ids.
+Shape weight_shape(const MhaDims& d, BlobTensor id, bool weights) noexcept {
+  if (!weights) return Shape{};
   const bool in_proj = d.same_embed_dim();
-  const bool gamma = d.norm != NormPlacement::none && d.norm_affine;
   switch (id) {
     case BlobTensor::in_proj_weight: return in_proj ? Shape{d.qkv_dim(), d.d_model} : Shape{};
     case BlobTensor::q_proj_weight: return in_proj ? Shape{} : Shape{d.q_dim(), d.d_model};
     case BlobTensor::k_proj_weight: return in_proj ? Shape{} : Shape{d.kv_dim(), d.kdim};
     case BlobTensor::v_proj_weight: return in_proj ? Shape{} : Shape{d.kv_dim(), d.vdim};
-    case BlobTensor::in_proj_bias: return d.in_bias_floats() ? Shape{d.in_bias_floats(), 1} : Shape{};
     case BlobTensor::out_proj_weight: return Shape{d.d_model, d.q_dim()};
+    default: return Shape{};
+  }
+}
+
+// The float weight id that an *_int8 or *_scale id stands for.
+BlobTensor float_weight_of(std::uint32_t id) noexcept {
+  const std::uint32_t i = is_int8_id(id) ? id - std::uint32_t(BlobTensor::in_proj_weight_int8)
+                                         : id - std::uint32_t(BlobTensor::in_proj_weight_scale);
+  return i == 4 ? BlobTensor::out_proj_weight : BlobTensor(std::uint32_t(BlobTensor::in_proj_weight) + i);
+}
+
+Shape expected_shape(const MhaDims& d, bool int8, BlobTensor id, std::size_t ref_rows) noexcept {
+  const bool gamma = d.norm != NormPlacement::none && d.norm_affine;
+  const std::uint32_t n = std::uint32_t(id);
+  if (is_int8_id(n)) return weight_shape(d, float_weight_of(n), int8);
+  if (is_scale_id(n)) return Shape{weight_shape(d, float_weight_of(n), int8).rows,
+                                   weight_shape(d, float_weight_of(n), int8).rows ? 1u : 0u};
+  switch (id) {
+    case BlobTensor::in_proj_weight:
+    case BlobTensor::q_proj_weight:
+    case BlobTensor::k_proj_weight:
+    case BlobTensor::v_proj_weight:
+    case BlobTensor::out_proj_weight: return weight_shape(d, id, !int8);
+    case BlobTensor::in_proj_bias: return d.in_bias_floats() ? Shape{d.in_bias_floats(), 1} : Shape{};
     case BlobTensor::out_proj_bias: return d.bias[3] ? Shape{d.d_model, 1} : Shape{};
     case BlobTensor::norm_weight: return gamma ? Shape{d.norm_dim(), 1} : Shape{};
     case BlobTensor::norm_bias:
@@ -111,13 +153,30 @@ Shape expected_shape(const MhaDims& d, BlobTensor id, std::size_t ref_rows) noex
       return d.position == Position::relative_bias ? Shape{d.relative_buckets, d.heads} : Shape{};
     case BlobTensor::ref_input:
     case BlobTensor::ref_output: return ref_rows ? Shape{ref_rows, d.d_model} : Shape{};
+    default: return Shape{};
   }
-  return Shape{};
 }
 
-// Where tensor `id` goes; null for an id the format does not define.
+// Where an int8 tensor goes; null for any other id.
+Span<const std::int8_t>* int8_slot_of(BlobTensor id, MhaWeights& w) noexcept {
+  switch (id) {
+    case BlobTensor::in_proj_weight_int8: return &w.in_proj_weight_int8;
+    case BlobTensor::q_proj_weight_int8: return &w.q_proj_weight_int8;
+    case BlobTensor::k_proj_weight_int8: return &w.k_proj_weight_int8;
+    case BlobTensor::v_proj_weight_int8: return &w.v_proj_weight_int8;
+    case BlobTensor::out_proj_weight_int8: return &w.out_proj_weight_int8;
+    default: return nullptr;
+  }
+}
+
+// Where a float tensor goes; null for an id the format does not define (or an int8 one).
 Span<const float>* slot_of(BlobTensor id, MhaWeights& w, BlobReference& r) noexcept {
   switch (id) {
+    case BlobTensor::in_proj_weight_scale: return &w.in_proj_weight_scale;
+    case BlobTensor::q_proj_weight_scale: return &w.q_proj_weight_scale;
+    case BlobTensor::k_proj_weight_scale: return &w.k_proj_weight_scale;
+    case BlobTensor::v_proj_weight_scale: return &w.v_proj_weight_scale;
+    case BlobTensor::out_proj_weight_scale: return &w.out_proj_weight_scale;
     case BlobTensor::in_proj_weight: return &w.in_proj_weight;
     case BlobTensor::q_proj_weight: return &w.q_proj_weight;
     case BlobTensor::k_proj_weight: return &w.k_proj_weight;
@@ -132,8 +191,21 @@ Span<const float>* slot_of(BlobTensor id, MhaWeights& w, BlobReference& r) noexc
     case BlobTensor::relative_attention_bias: return &w.relative_attention_bias;
     case BlobTensor::ref_input: return &r.input;
     case BlobTensor::ref_output: return &r.output;
+    default: return nullptr;
   }
-  return nullptr;
+}
+
+// The values' contract of the int8 scheme: no -128 (the range is symmetric), every scale finite
+// and positive.
+bool int8_in_range(const std::int8_t* q, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (q[i] == -128) return false;
+  return true;
+}
+bool scales_valid(const float* s, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(s[i]) || !(s[i] > 0.0f)) return false;
+  return true;
 }
 
 // The framing: magic, version, sizes, alignment, checksum, table bounds. Sets the blob's length.
@@ -158,11 +230,15 @@ Status check_frame(Span<const unsigned char> blob, std::size_t& total) noexcept 
 
 }  // namespace
 
-Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWeights& out,
-                        BlobReference* reference) noexcept {
+Status load_weight_blob(const MhaDims& d, WeightType weight_type, Span<const unsigned char> blob,
+                        MhaWeights& out, BlobReference* reference) noexcept {
   std::size_t total = 0;
   EMHA_TRY(check_frame(blob, total));
   const unsigned char* p = blob.data;
+  const std::uint32_t blob_type = weight_type_of(p);
+  if (blob_type > std::uint32_t(WeightType::int8)) return Status::bad_format;
+  if (blob_type != std::uint32_t(weight_type)) return Status::weight_type_mismatch;
+  const bool int8 = weight_type == WeightType::int8;
   if (!same_config(d, p)) return Status::config_mismatch;
   const std::size_t count = u32_at(p + f_count), ref_rows = u32_at(p + f_ref_rows);
   const std::size_t header = header_bytes_of(u32_at(p + f_version));
@@ -176,18 +252,32 @@ Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWei
     const std::uint32_t id = u32_at(e);
     const std::size_t rows = u32_at(e + 4), cols = u32_at(e + 8), offset = u32_at(e + 12);
     Span<const float>* slot = id < id_bits ? slot_of(BlobTensor(id), w, r) : nullptr;
-    if (slot == nullptr || (seen >> id & 1u)) return Status::bad_format;
+    Span<const std::int8_t>* slot8 = id < id_bits ? int8_slot_of(BlobTensor(id), w) : nullptr;
+    if ((slot == nullptr && slot8 == nullptr) || (seen >> id & 1u)) return Status::bad_format;
+    // The int8 ids exist from version 3 on: in an older blob they are unknown.
+    if ((is_int8_id(id) || is_scale_id(id)) && u32_at(p + f_version) < 3) return Status::bad_format;
     seen |= 1u << id;
     if (offset % blob_tensor_align != 0) return Status::misaligned;
-    // rows * cols * 4 <= total - offset, without overflow (rows and cols are below 2^32).
-    if (offset < data_begin || offset > total || (cols != 0 && rows > (total - offset) / sizeof(float) / cols))
+    // rows * cols * size <= total - offset, without overflow (rows and cols are below 2^32).
+    const std::size_t size = slot8 ? sizeof(std::int8_t) : sizeof(float);
+    if (offset < data_begin || offset > total || (cols != 0 && rows > (total - offset) / size / cols))
       return Status::bad_format;
-    const Shape want = expected_shape(d, BlobTensor(id), ref_rows);
+    if (int8 ? is_float_weight_id(id) : (is_int8_id(id) || is_scale_id(id))) return Status::weight_type_mismatch;
+    const Shape want = expected_shape(d, int8, BlobTensor(id), ref_rows);
     if (want.rows == 0 || rows != want.rows || cols != want.cols) return Status::config_mismatch;
-    *slot = {reinterpret_cast<const float*>(p + offset), rows * cols};
+    if (slot8) {
+      const auto* q = reinterpret_cast<const std::int8_t*>(p + offset);
+      if (!int8_in_range(q, rows * cols)) return Status::bad_format;
+      *slot8 = {q, rows * cols};
+    } else {
+      const auto* f = reinterpret_cast<const float*>(p + offset);
+      if (is_scale_id(id) && !scales_valid(f, rows * cols)) return Status::bad_format;
+      *slot = {f, rows * cols};
+    }
   }
   for (std::uint32_t id = 0; id < id_bits; ++id)  // every tensor the Config needs is there
-    if (expected_shape(d, BlobTensor(id), ref_rows).rows != 0 && !(seen >> id & 1u)) return Status::config_mismatch;
+    if (expected_shape(d, int8, BlobTensor(id), ref_rows).rows != 0 && !(seen >> id & 1u))
+      return Status::config_mismatch;
   out = w;
   if (reference) {
     r.rows = ref_rows;

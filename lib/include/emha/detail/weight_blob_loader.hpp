@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "emha/attention/config.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/detail/mha_plan.hpp"
 #include "emha/span.hpp"
@@ -17,8 +18,8 @@ struct BlobReference;
 
 namespace emha::detail {
 
-Status load_weight_blob(const MhaDims& d, Span<const unsigned char> blob, MhaWeights& out,
-                        BlobReference* reference) noexcept;
+Status load_weight_blob(const MhaDims& d, WeightType weight_type, Span<const unsigned char> blob,
+                        MhaWeights& out, BlobReference* reference) noexcept;
 std::uint32_t crc32(const unsigned char* data, std::size_t n) noexcept;
 
 }  // namespace emha::detail

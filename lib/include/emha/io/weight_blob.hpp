@@ -5,16 +5,19 @@
 // The loader neither copies nor allocates: the MhaWeights it returns point into the caller's
 // buffer (a file read into RAM, a memory-mapped file, or flash), which must outlive the layer.
 //
-// Format, version 2 (version 1 is the same with header_bytes 128 and none of the fields from 104:
-// they take their defaults, and load_weights() still reads it). Little-endian; every field a u32
-// unless it says f32 (IEEE binary32).
+// Format, version 3. Version 2 is the same without the weight type (bytes 140-143 are zero: float
+// weights) and without the int8 tensor ids; version 1 is version 2 with header_bytes 128 and none
+// of the fields from 104 (they take their defaults). load_weights() reads all three; the exporter
+// writes version 2 for float weights (so that older builds read them) and version 3 for int8.
+// Little-endian; every field a u32 unless it says f32 (IEEE binary32).
 //   offset  field
 //        0  magic            the 4 bytes 'E' 'M' 'H' 'A'
-//        4  version          2
+//        4  version          3 (2 and 1 still read)
 //        8  total_bytes      size of the whole blob (header, table, tensors, padding)
 //       12  crc32            CRC-32 (IEEE 802.3, zlib.crc32) of bytes [16, total_bytes)
 //       16  header_bytes     160: offset of the tensor table (128 in version 1)
-//       20  dtype            1 = float32
+//       20  dtype            1 = float32: the element type of every float tensor (int8 weights:
+//                            the weight type at 140)
 //       24  layout           0 = PyTorch row-major [out_features, in_features]; other values are
 //                            reserved for weights already in a target's GEMM panel layout
 //       28  d_model   32 heads   36 kv_heads   40 kdim   44 vdim
@@ -41,11 +44,17 @@
 //      128  relative_buckets                                                 relative_bias only
 //      132  relative_max_distance                                            relative_bias only
 //      136  relative_bidirectional  0 or 1                                   relative_bias only
-//  140-159  reserved, zero
+//      140  weight_type      emha::WeightType of the four projections' weights (0 f32, 1 int8);
+//                            version 3 only (versions 1 and 2: f32)
+//  144-159  reserved, zero
 //      160  tensor table: tensor_count entries of 16 bytes: id, rows, cols, offset
-//           tensors: rows * cols float32, row-major, each at an offset (from the blob's first
+//           tensors: rows * cols elements, row-major, each at an offset (from the blob's first
 //           byte) that is a multiple of 64; biases and norm vectors are [rows = n, cols = 1];
-//           relative_attention_bias is [relative_buckets, heads]
+//           relative_attention_bias is [relative_buckets, heads]. The element type is the id's
+//           (BlobTensor): int8 for the *_int8 ids, float32 for every other.
+// With weight_type int8, each projection's float weight id (1-4, 6) is replaced by its *_int8 id
+// (18-22: int8 in [-127, 127], the float tensor's shape [out, in]) and its *_scale id (24-28:
+// float32 [out, 1], finite and > 0): weight[j][p] = int8[j][p] * scale[j] (Config::weight_type).
 // A field marked "rope only" (etc.) is written as 0 and not compared where it does not apply.
 //
 // What load_weights() refuses, each with its own status and `out` untouched:
@@ -56,9 +65,17 @@
 //   misaligned       blob.data not 4-byte aligned, or a tensor offset not a multiple of 64
 //   bad_checksum     crc32 differs from the bytes
 //   bad_format       the table or a tensor outside total_bytes, an unknown or repeated tensor
-//                    id, header_bytes not the version's, tensor_count above blob_max_tensors
+//                    id, header_bytes not the version's, tensor_count above blob_max_tensors,
+//                    a weight_type that is not 0 or 1, an int8 weight of -128, a scale that is
+//                    not finite and > 0
+//   weight_type_mismatch  the blob's weight type differs from Config::weight_type (an int8
+//                    blob for a float Config, or the reverse), or a tensor of the other
+//                    weight type (a float weight in an int8 blob, an *_int8 or *_scale id in a
+//                    float blob)
 //   config_mismatch  dtype, layout, a dim or option that differs from the Config, a tensor the
-//                    Config needs that is missing, one it does not use, or a shape that differs
+//                    Config needs that is missing (an int8 weight without its scale, or the
+//                    reverse), one it does not use, or a shape that differs (a scale that is
+//                    not one per row of its weight)
 
 #include <cstddef>
 #include <cstdint>
@@ -71,13 +88,14 @@
 
 namespace emha {
 
-inline constexpr std::uint32_t blob_version = 2;          // what the exporter writes
-inline constexpr std::size_t blob_header_bytes = 160;
+inline constexpr std::uint32_t blob_version = 3;          // the newest load_weights() reads
+inline constexpr std::uint32_t blob_version_f32 = 2;      // what the exporter writes for float weights
+inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 and 3
 inline constexpr std::uint32_t blob_oldest_version = 1;   // the oldest load_weights() reads
 inline constexpr std::size_t blob_header_bytes_v1 = 128;
 inline constexpr std::size_t blob_entry_bytes = 16;
 inline constexpr std::size_t blob_tensor_align = 64;
-inline constexpr std::size_t blob_max_tensors = 16;
+inline constexpr std::size_t blob_max_tensors = 24;
 
 // Tensor ids of the table. The reference tensors are emha-run's check: a self-attention input
 // [ref_rows, d_model] (batch 1) and the output PyTorch computed for it [ref_rows, d_model].
@@ -96,6 +114,17 @@ enum class BlobTensor : std::uint32_t {
   relative_attention_bias = 12,
   ref_input = 16,
   ref_output = 17,
+  // Version 3, weight_type int8: int8 weights [out, in] and their float scales [out, 1].
+  in_proj_weight_int8 = 18,
+  q_proj_weight_int8 = 19,
+  k_proj_weight_int8 = 20,
+  v_proj_weight_int8 = 21,
+  out_proj_weight_int8 = 22,
+  in_proj_weight_scale = 24,
+  q_proj_weight_scale = 25,
+  k_proj_weight_scale = 26,
+  v_proj_weight_scale = 27,
+  out_proj_weight_scale = 28,
 };
 
 // The exporter's reference, when the blob has one (rows == 0 otherwise).
@@ -106,12 +135,13 @@ struct BlobReference {
   bool causal = false;
 };
 
-// Validates `blob` against Config and points `out` (and `reference`, when given) into it.
+// Validates `blob` against Config and points `out` (and `reference`, when given) into it: the
+// float weight spans for Config::weight_type f32, the *_int8 and *_scale spans for int8.
 template <class Config>
 Status load_weights(Span<const unsigned char> blob, MhaWeights& out,
                     BlobReference* reference = nullptr) noexcept {
   static_assert(detail::check_config<Config>());
-  return detail::load_weight_blob(detail::mha_dims<Config>(), blob, out, reference);
+  return detail::load_weight_blob(detail::mha_dims<Config>(), Config::weight_type, blob, out, reference);
 }
 
 }  // namespace emha
