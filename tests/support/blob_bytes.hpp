@@ -27,6 +27,10 @@ struct BlobTensorSpec {
   std::uint32_t id, rows, cols;
 };
 
+// Ids 18-22 are int8 weights (version 3), 24-28 their float scales; every other id is float32.
+inline bool is_int8_id(std::uint32_t id) { return id >= 18 && id <= 22; }
+inline bool is_scale_id(std::uint32_t id) { return id >= 24 && id <= 28; }
+
 struct BlobBytes {
   std::vector<unsigned char> bytes;
   std::size_t header = 160;  // the table's offset: 160 (version 2), 128 (version 1)
@@ -51,6 +55,9 @@ struct BlobBytes {
   const float* tensor(std::size_t i) const {
     return reinterpret_cast<const float*>(bytes.data() + get(entry(i, 3)));
   }
+  const std::int8_t* tensor_int8(std::size_t i) const {
+    return reinterpret_cast<const std::int8_t*>(bytes.data() + get(entry(i, 3)));
+  }
 };
 
 // The header fields a test sets (offsets of weight_blob.hpp); the rest stay 0.
@@ -61,15 +68,17 @@ struct BlobHeader {
   std::uint32_t window = 0, norm = 0, norm_kind = 0;
   float norm_eps = 0;
   std::uint32_t norm_affine = 0, ref_rows = 0, ref_causal = 0;
-  std::uint32_t version = 2;  // 1: the 128-byte header, without the fields below
+  std::uint32_t version = 2;  // 1: the 128-byte header, without the fields below; 3: weight_type
   std::uint32_t head_dim = 0;  // 0: d_model / heads
   float scale = 0;
   std::uint32_t qk_norm = 0, qk_norm_unit_offset = 0;
   float qk_norm_eps = 0;
   std::uint32_t head_split = 0, relative_buckets = 0, relative_max_distance = 0, relative_bidirectional = 0;
+  std::uint32_t weight_type = 0;  // version 3: 0 f32, 1 int8
 };
 
-// Tensor i holds uniform values in [-0.2, 0.2) from seed 100 + i, 64-byte aligned.
+// Tensor i holds uniform values in [-0.2, 0.2) from seed 100 + i, 64-byte aligned; an int8 tensor
+// the integers -127 .. 127 in turn from 100 + i, a scale tensor uniform values in [0.001, 0.01).
 inline BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec>& tensors) {
   const std::size_t header = h.version == 1 ? 128 : 160;
   std::size_t at = header + 16 * tensors.size();
@@ -77,7 +86,7 @@ inline BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec
   for (const BlobTensorSpec& t : tensors) {
     at = (at + 63) / 64 * 64;
     offsets.push_back(at);
-    at += std::size_t(t.rows) * t.cols * 4;
+    at += std::size_t(t.rows) * t.cols * (is_int8_id(t.id) ? 1 : 4);
   }
   BlobBytes b;
   b.header = header;
@@ -111,14 +120,21 @@ inline BlobBytes make_blob(const BlobHeader& h, const std::vector<BlobTensorSpec
     b.put(132, h.relative_max_distance);
     b.put(136, h.relative_bidirectional);
   }
+  if (h.version >= 3) b.put(140, h.weight_type);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const BlobTensorSpec& t = tensors[i];
     b.put(b.entry(i, 0), t.id);
     b.put(b.entry(i, 1), t.rows);
     b.put(b.entry(i, 2), t.cols);
     b.put(b.entry(i, 3), std::uint32_t(offsets[i]));
-    std::vector<float> v(std::size_t(t.rows) * t.cols);
-    fill_uniform(v.data(), v.size(), 100 + i, -0.2f, 0.2f);
+    const std::size_t n = std::size_t(t.rows) * t.cols;
+    if (is_int8_id(t.id)) {
+      for (std::size_t j = 0; j < n; ++j)
+        b.bytes[offsets[i] + j] = static_cast<unsigned char>(static_cast<std::int8_t>(int((100 + i + j) % 255) - 127));
+      continue;
+    }
+    std::vector<float> v(n);
+    fill_uniform(v.data(), v.size(), 100 + i, is_scale_id(t.id) ? 0.001f : -0.2f, is_scale_id(t.id) ? 0.01f : 0.2f);
     std::memcpy(b.bytes.data() + offsets[i], v.data(), v.size() * 4);
   }
   b.reseal();
