@@ -72,7 +72,7 @@ def checkpoint_int8(tensors, name):
              f"[{t.shape[0]}], one per output row, beside it)")
     low = (t == -128).nonzero()
     if len(low):
-        fail(f"{name} holds -128 at {[int(i) for i in low[0]]} ({len(low)} values): emha's int8 "
+        fail(f"{name} holds -128 at {[int(i) for i in low[0]]} ({len(low)} in all): emha's int8 "
              "weights are symmetric, in [-127, 127]")
     s = tensors[sname]
     if not s.is_floating_point() or tuple(s.shape) != (t.shape[0],):

@@ -10,7 +10,7 @@ import struct
 import torch
 
 DTYPES = {torch.float32: ("F32", "<f4"), torch.float16: ("F16", "<f2"), torch.float64: ("F64", "<f8"),
-          torch.bool: ("BOOL", "?")}
+          torch.bool: ("BOOL", "?"), torch.int8: ("I8", "i1")}
 
 
 def tensor_bytes(t, dtype):

@@ -2,7 +2,8 @@
 """The exporter's refusals and its blob writer (issue #18). Builds bad checkpoints in a temporary
 directory, runs lib/export/emha_export.py on each as a subprocess, and requires exit status 1 with
 one stderr line naming the tensor (or flag) and both shapes (or values); then parses a blob the
-exporter wrote (magic, version, CRC-32, table, values) with read_blob.py, its own reader.
+exporter wrote (magic, version, CRC-32, table, values) with read_blob.py, its own reader. The int8
+weights' refusals and exports (--weights int8, a checkpoint's own int8): int8_cases.py.
 
     /usr/bin/python3 tests/export/test_export_errors.py     (ctest: export_errors)
 
@@ -22,6 +23,7 @@ sys.dont_write_bytecode = True
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from hf_checkpoint import write_folder, write_safetensors  # noqa: E402
+import int8_cases  # noqa: E402
 from read_blob import read_blob  # noqa: E402
 
 EXPORTER = HERE.parent.parent / "lib" / "export" / "emha_export.py"
@@ -101,6 +103,7 @@ def bad_cases():
     cases.append(("an unused norm under the prefix", sub, ["--heads", "2", "--norm", "none"],
                   ["attn.inner_attn_ln", "[16]", "not used"]))
     cases += hf_cases()
+    cases += int8_cases.refusals()
     return cases
 
 
@@ -358,6 +361,7 @@ def check_accepted(tmp):
                 problems.append(f"tensor {tid} differs from {key} (F16 / BF16 widening)")
     results.append(("safetensors F16 and BF16 read exactly", problems, done.stdout.strip()))
     results += feature_accepted(tmp)
+    results += int8_cases.accepted(tmp, run_exporter)
     return results
 
 
