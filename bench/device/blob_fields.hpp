@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which Config field a weight blob's header disagrees with (the format: emha/io/weight_blob.hpp,
-// versions 1 and 2), so that emha-run can say more than config_mismatch: "heads: the blob says 8, this
+// versions 1 to 3), so that emha-run can say more than config_mismatch or weight_type_mismatch: "heads: the blob says 8, this
 // build's Config 4". Fields that do not apply (rope_base without RoPE, ...) are not compared, as
 // the loader does not compare them.
 
@@ -28,6 +28,15 @@ inline float blob_f32(const unsigned char* blob, std::size_t offset) noexcept {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
+}
+
+// The blob's weight type (emha::WeightType: 0 f32, 1 int8): version 3's field, f32 before it.
+inline std::uint32_t blob_weight_type(const unsigned char* blob) noexcept {
+  return blob_u32(blob, 4) >= 3 ? blob_u32(blob, 140) : 0;
+}
+
+inline const char* weight_type_name(std::uint32_t t) noexcept {
+  return t == 0 ? "float32" : t == 1 ? "int8" : "unknown";
 }
 
 // The first header field of `blob` (at least its version's header bytes) that differs from

@@ -228,7 +228,23 @@ int main(int argc, char** argv) {
                   a.blob);
     return 2;
   }
+  if (loaded == emha::Status::weight_type_mismatch) {
+    const std::uint32_t in_blob = emha::run::blob_weight_type(blob.data);
+    std::printf("emha-run: %s holds %s weights, this build's header %s weights: export the header and the blob "
+                "with the same --weights\n",
+                a.blob, emha::run::weight_type_name(in_blob),
+                emha::run::weight_type_name(std::uint32_t(Config::weight_type)));
+    return 2;
+  }
   if (failed(loaded, a.blob)) return 2;
+  if constexpr (Config::weight_type == emha::WeightType::int8) {
+    const std::size_t q = w.in_proj_weight_int8.size + w.q_proj_weight_int8.size + w.k_proj_weight_int8.size +
+                          w.v_proj_weight_int8.size + w.out_proj_weight_int8.size;
+    const std::size_t scales = w.in_proj_weight_scale.size + w.q_proj_weight_scale.size + w.k_proj_weight_scale.size +
+                               w.v_proj_weight_scale.size + w.out_proj_weight_scale.size;
+    std::printf("emha-run: %s: int8 weights %zu B + scales %zu B (float32: %zu B)\n", a.blob, q,
+                scales * sizeof(float), q * sizeof(float));
+  }
   static Layer mha;  // static: with its arena, too large for a thread's stack
   if (failed(mha.set_weights(w), "set_weights")) return 2;
   std::printf("emha-run: %s, d_model %zu, heads %zu, kv_heads %zu, ISA %s; blob %zu B, arena %zu B, packed weights %zu B\n",

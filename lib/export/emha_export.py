@@ -67,10 +67,10 @@ transposed tensor, a head count that does not divide d_model, a per-head list th
 long, a tensor under the prefix that the export would not use, a non-finite weight).
 
 Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
-  --blob OUT.bin    the blob (format version 2): header, tensor table in id order, float32
-                    little-endian tensors at 64-byte aligned offsets, CRC-32. Layout 0 (PyTorch
-                    row-major) is the only layout written today; the packed-panel layouts are
-                    reserved.
+  --blob OUT.bin    the blob (format version 2; 3 with --weights int8): header, tensor table in id
+                    order, float32 little-endian tensors (int8 weights) at 64-byte aligned
+                    offsets, CRC-32. Layout 0 (PyTorch row-major) is the only layout written
+                    today; the packed-panel layouts are reserved.
   --header OUT.hpp  namespace NAME { struct Config : emha::MhaConfig<...> (every member set);
                     alignas(64) inline constexpr float arrays as exact hex-float literals, tied to
                     Config by static_asserts; emha::MhaWeights weights(); the reference, if any }
@@ -79,6 +79,16 @@ Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
                     sliding window), computed here in float64 with the module's semantics as
                     exported (head split, score scale, QK-norm, positions, norm), stored as
                     float32: emha-run's check.
+  --weights int8    the four projections' weights as int8 per output channel (a row), symmetric,
+                    in [-127, 127], with a float32 scale per row (Config::weight_type int8):
+                    scale = amax(|row|) / 127, q = round(w / scale), ties to even (torch.round);
+                    a zero row gets scale 1 and zeros. One line per weight says max |w - q*s| /
+                    max |w|, rms(w - q*s) / rms(w) and the bytes saved; the reference is the
+                    dequantized layer's. Norms, biases and tables stay float32. A checkpoint may
+                    bring its own: a projection weight stored as int8 [out, in] with a float
+                    <name>_scale [out] beside it (P.q_proj.weight + P.q_proj.weight_scale;
+                    P.in_proj_weight + P.in_proj_weight_scale), all four projections or none,
+                    exported bit for bit (no -128; every scale finite and > 0).
 
 Examples:
   emha_export.py attn.pt --prefix layers.0.self_attn --heads 8 --blob attn.bin --header attn.hpp
@@ -91,6 +101,7 @@ Examples:
   emha_export.py ts.pt --prefix attn --heads 4 --position xpos --norm sub --reference-rows 8 \\
       --blob ts.bin                                    # torchscale: xPos, sub-LN inner_attn_ln
   emha_export.py ./t5-small --layer decoder.2 --max-seq-q 64 --blob t5d2.bin   # T5 decoder
+  emha_export.py attn.pt --prefix attn --heads 8 --weights int8 --blob attn8.bin --header attn8.hpp
 """
 import argparse
 import pathlib

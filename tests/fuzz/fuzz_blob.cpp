@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target (clang, ASan + UBSan): the weight blob loader, load_weights (issue #18), on
-// two Configs (nn.MultiheadAttention's layout; GQA with kdim/vdim, RoPE and a norm). Asserts the
-// loader's contract (emha/io/weight_blob.hpp):
+// three Configs (nn.MultiheadAttention's layout; GQA with kdim/vdim, RoPE and a norm;
+// nn.MultiheadAttention(16, 2) with int8 weights, blob version 3). Asserts the loader's contract
+// (emha/io/weight_blob.hpp):
 //   - the status is ok or one of the loader's documented errors;
 //   - on an error MhaWeights and the reference keep every bit;
-//   - on ok every span lies inside the blob and set_weights accepts the weights;
+//   - on ok every span lies inside the blob and set_weights accepts the weights (float Configs;
+//     an int8 Config's spans are checked for size, -128 and scales > 0);
 //   - nothing is read outside the blob (ASan: each blob sits in a heap block of its exact size).
-// Input: byte 0 selects the Config (bit 0) and the mode (bit 1: the rest is a whole blob; else
+// Input: byte 0 selects the Config (bit 4: the int8 one, else bit 0) and the mode (bit 1: the rest
+// is a whole blob; else
 // the rest patches a valid blob of that Config: pairs of (offset u16, byte), then, with bit 2, a
 // truncation length u16 at the end). Bit 3 re-seals the CRC after patching, so that mutations
 // reach the checks behind the checksum.
@@ -32,6 +35,9 @@ struct Gqa : emha::MhaConfig<32, 4, 8> {
   static constexpr emha::NormPlacement norm = emha::NormPlacement::pre;
   static constexpr emha::NormKind norm_kind = emha::NormKind::rms_norm;
 };
+struct Int8 : emha::MhaConfig<16, 2, 8> {
+  static constexpr emha::WeightType weight_type = emha::WeightType::int8;
+};
 
 const emha::test::BlobBytes& base(bool gqa) {
   static const emha::test::BlobBytes plain = emha::test::make_blob(
@@ -43,6 +49,18 @@ const emha::test::BlobBytes& base(bool gqa) {
   return gqa ? grouped : plain;
 }
 
+const emha::test::BlobBytes& base_int8() {
+  static const emha::test::BlobBytes b = [] {
+    emha::test::BlobHeader h{16, 2, 2, 16, 16, 0xF};
+    h.version = 3;
+    h.weight_type = 1;
+    h.ref_rows = 2;
+    return emha::test::make_blob(h, {{5, 48, 1}, {7, 16, 1}, {16, 2, 16}, {17, 2, 16}, {18, 48, 16}, {22, 16, 16},
+                                     {24, 48, 1}, {28, 16, 1}});
+  }();
+  return b;
+}
+
 [[noreturn]] void breach(const char* what) {
   std::fprintf(stderr, "emha contract breach: %s\n", what);
   std::abort();
@@ -51,11 +69,12 @@ void require(bool ok, const char* what) {
   if (!ok) breach(what);
 }
 
-bool inside(emha::Span<const float> s, const unsigned char* p, std::size_t n) {
+template <class T>
+bool inside(emha::Span<const T> s, const unsigned char* p, std::size_t n) {
   if (s.data == nullptr) return s.size == 0;
   const auto* b = reinterpret_cast<const unsigned char*>(s.data);
-  return b >= p && s.size <= n / sizeof(float) && b + s.size * sizeof(float) <= p + n &&
-         reinterpret_cast<std::uintptr_t>(b) % alignof(float) == 0;
+  return b >= p && s.size <= n / sizeof(T) && b + s.size * sizeof(T) <= p + n &&
+         reinterpret_cast<std::uintptr_t>(b) % alignof(T) == 0;
 }
 
 template <class C>
@@ -76,7 +95,9 @@ void check(const unsigned char* p, std::size_t n) {
     case Status::bad_checksum:
     case Status::bad_format:
     case Status::config_mismatch:
-      require(w.norm_bias.data == sentinel && w.in_proj_weight.data == nullptr && r.rows == 777,
+    case Status::weight_type_mismatch:
+      require(w.norm_bias.data == sentinel && w.in_proj_weight.data == nullptr &&
+                  w.in_proj_weight_int8.data == nullptr && w.in_proj_weight_scale.data == nullptr && r.rows == 777,
               "an error changed the outputs");
       return;
     default: breach("a status the loader does not document");
@@ -86,8 +107,28 @@ void check(const unsigned char* p, std::size_t n) {
                                          w.norm_bias,      r.input,           r.output};
   for (const auto& s2 : all) require(inside(s2, p, n), "a span outside the blob");
   require(r.input.size == r.rows * C::d_model && r.output.size == r.input.size, "a reference of the wrong size");
-  static emha::MultiHeadAttention<C> mha;
-  require(mha.set_weights(w) == Status::ok, "set_weights refused loaded weights");
+  if constexpr (C::weight_type == emha::WeightType::int8) {
+    const emha::Span<const float> scales[] = {w.in_proj_weight_scale, w.q_proj_weight_scale, w.k_proj_weight_scale,
+                                              w.v_proj_weight_scale, w.out_proj_weight_scale};
+    const emha::Span<const std::int8_t> weights[] = {w.in_proj_weight_int8, w.q_proj_weight_int8,
+                                                     w.k_proj_weight_int8, w.v_proj_weight_int8,
+                                                     w.out_proj_weight_int8};
+    for (const auto& s2 : scales) {
+      require(inside(s2, p, n), "a scale outside the blob");
+      for (std::size_t i = 0; i < s2.size; ++i) require(s2.data[i] > 0.0f, "a scale not > 0");
+    }
+    for (const auto& s2 : weights) {
+      require(inside(s2, p, n), "an int8 weight outside the blob");
+      for (std::size_t i = 0; i < s2.size; ++i) require(s2.data[i] != -128, "an int8 weight of -128");
+    }
+    require(w.in_proj_weight_int8.size == 48 * 16 && w.in_proj_weight_scale.size == 48 &&
+                w.out_proj_weight_int8.size == 16 * 16 && w.out_proj_weight_scale.size == 16 &&
+                w.in_proj_weight.data == nullptr && w.out_proj_weight.data == nullptr,
+            "int8 spans of the wrong size, or float weights with int8");
+  } else {
+    static emha::MultiHeadAttention<C> mha;
+    require(mha.set_weights(w) == Status::ok, "set_weights refused loaded weights");
+  }
 }
 
 }  // namespace
@@ -95,12 +136,12 @@ void check(const unsigned char* p, std::size_t n) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const unsigned mode = data[0];
-  const bool gqa = mode & 1u;
+  const bool gqa = mode & 1u, int8 = mode & 16u;
   emha::test::BlobBytes b;
   if (mode & 2u) {
     b.bytes.assign(data + 1, data + size);
   } else {
-    b = base(gqa);
+    b = int8 ? base_int8() : base(gqa);
     std::size_t end = size;
     if ((mode & 4u) && size >= 3) {
       end = size - 2;
@@ -121,7 +162,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t n = b.bytes.size();
   std::unique_ptr<unsigned char[]> blob(new unsigned char[n ? n : 1]);
   if (n) std::memcpy(blob.get(), b.bytes.data(), n);
-  if (gqa)
+  if (int8)
+    check<Int8>(blob.get(), n);
+  else if (gqa)
     check<Gqa>(blob.get(), n);
   else
     check<Plain>(blob.get(), n);
