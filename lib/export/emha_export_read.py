@@ -512,8 +512,10 @@ def build_layer(ck, args):
     family = detect_family(ck, p, args.family)
     if family not in ("proj", "phi3", "t5") and kv_flag is None:
         kv_flag = heads  # GQA is read from K's rows only: the other families have none
-    read_family = (lambda: family_per_head(ck, p, heads, kv_flag) if family == "per_head"  # noqa: E731
-                   else FAMILIES[family][1](ck, p, heads))
+    def read_family():
+        return (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
+                else FAMILIES[family][1](ck, p, heads))
+
     ck.int8_pass = True  # int8 weights with their scales (emha_export_int8.py): read twice
     parts = read_family()
     given_scales = None

@@ -39,7 +39,8 @@ def align(n, a=64):
 
 
 def blob_bytes(cfg, tensors, ref_rows, ref_causal):
-    entries = sorted((BLOB_ID[k], t.detach().numpy().astype("i1" if t.dtype == torch.int8 else "<f4"))
+    entries = sorted((BLOB_ID[k], t.detach().numpy().astype("i1" if t.dtype == torch.int8
+                                                             else "<f4"))
                      for k, t in tensors.items())
     table = bytearray()
     body = bytearray()
@@ -175,7 +176,8 @@ def header_text(cfg, tensors, name, section, ref, source):
         f"  static constexpr std::size_t relative_buckets = {c['relative_buckets']};",
         f"  static constexpr std::size_t relative_max_distance = {c['relative_max_distance']};",
         f"  static constexpr bool relative_bidirectional = {cpp_bool(c['relative_bidirectional'])};",
-    ] + (["  static constexpr emha::WeightType weight_type = emha::WeightType::int8;"] if int8 else []) + [
+    ] + (["  static constexpr emha::WeightType weight_type = emha::WeightType::int8;"]
+         if int8 else []) + [
         "};",
         "static_assert(emha::detail::check_config<Config>());", "",
         "// Widths: d_k = head_dim, q_dim = heads * d_k, kv_dim = kv_heads * d_k.",
@@ -208,7 +210,8 @@ def header_text(cfg, tensors, name, section, ref, source):
                                     "[relative_buckets, heads]: T5's relative position bias"),
     }
     rows = {"in_proj_weight": "q_dim + 2 * kv_dim", "q_proj_weight": "q_dim",
-            "k_proj_weight": "kv_dim", "v_proj_weight": "kv_dim", "out_proj_weight": "Config::d_model"}
+            "k_proj_weight": "kv_dim", "v_proj_weight": "kv_dim",
+            "out_proj_weight": "Config::d_model"}
     for key, r in rows.items():
         size, what = sizes[key]
         sizes[key + "_int8"] = (size, f"int8 in [-127, 127], {what}")

@@ -18,11 +18,11 @@ Run from tests/export/ with /usr/bin/python3 (deterministic: rerunning writes id
 
     cd tests/export && /usr/bin/python3 gen_roundtrip.py
 
-Cases: nn_mha (in_proj_weight, causal), nn_mha_int8 (nn_mha's module exported with --weights
-int8: its expected outputs, out_f64 and torch float32's out, are the DEQUANTIZED module's, whose
-projection weights are q * scale; the blob's int8 values and scales are checked bit for bit
-against this file's own quantization; listed in all_int8.hpp, not in all.hpp), nn_mha_kvdim (kdim 12, vdim 20: q/k/v_proj_weight, cross-
-attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
+Cases: nn_mha (in_proj_weight, causal), nn_mha_int8 (nn_mha's case, its own seed, exported with
+--weights int8: its expected outputs, out_f64 and torch float32's out, are the DEQUANTIZED
+module's, whose projection weights are q * scale; the blob's int8 values and scales are checked
+bit for bit against this file's own quantization; listed in all_int8.hpp, not in all.hpp),
+nn_mha_kvdim (kdim 12, vdim 20: q/k/v_proj_weight, cross-attention, no reference), encoder_layer (nn.TransformerEncoder saved whole: self_attn + norm1
 post-LN, heads and norm from the module's attributes), torchscale (xPos, sub-LN), hf_gqa (q/k/v/
 o_proj, 4 query heads on 2 K/V heads, RoPE, sliding window, pre-LN RMSNorm, causal, no biases),
 labml (bias=False: V and output biases only, causal), blog (the blog block as its code is written,
@@ -167,14 +167,15 @@ class NnMhaInt8(NnMha):
             self.module = dequantized
 
     def check_blob(self, blob):
-        """The blob's int8 weights and scales are quantize_rows' of the float module, bit for bit."""
+        """The blob's int8 weights and scales: quantize_rows' of the float module, bit for bit."""
         _, tensors = read_blob(blob.read_bytes())
         for name_, (q_id, s_id) in (("in_proj_weight", (18, 24)), ("out_proj_weight", (22, 28))):
             q, scale = self.quantized[name_]
             if not (np.array_equal(tensors[q_id], q.numpy()) and
                     np.array_equal(tensors[s_id][:, 0].view(np.uint32),
                                    scale.numpy().astype(np.float32).view(np.uint32))):
-                sys.exit(f"{self.name}: the blob's {name_} int8 or scale differs from quantize_rows'")
+                sys.exit(f"{self.name}: the blob's {name_} int8 or scale differs from "
+                         "quantize_rows'")
 
 
 class NnMhaKvdim(Case):
@@ -504,7 +505,8 @@ class HfT5Decoder(HfT5):  # causal buckets and the causal mask
     stack, causal = "decoder", True
 
 
-CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKvdim), ("encoder_layer", EncoderLayer),
+CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKvdim),
+         ("encoder_layer", EncoderLayer),
          ("torchscale", Torchscale), ("hf_gqa", HfGqa), ("labml", Labml), ("blog", Blog),
          ("blog_columns", BlogColumns), ("per_head", PerHead), ("hf_bert", HfBert),
          ("hf_vit", HfVit), ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2),
