@@ -30,14 +30,29 @@ inline namespace EMHA_ISA {
 namespace {
 
 // One panel of op(B) = W^T: `cols` <= NR rows of W (kc int8 from w, rows ldw apart) ->
-// bp[kc][NR] as T (float: exact, or int8), columns past `cols` zero. k outer: bp is written in
-// order, and the cols rows of W being read stay in L1.
+// bp[kc][NR] as T (float: exact, or int8), columns past `cols` zero.
+// Floats go through T x T blocks (T = simd::transpose_block): T rows of T int8 widened into a
+// local block, transposed into the panel (gemm_f32's B^T packing); in place, a decode step's
+// product packs every weight it reads (element by element, the packing took 3x the GEMV).
 template <class T>
 void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::size_t ldw,
                   T* bp) noexcept {
-  for (std::size_t p = 0; p < kc; ++p, bp += gemm_nr) {
-    for (std::size_t q = 0; q < cols; ++q) bp[q] = T(w[q * ldw + p]);
-    for (std::size_t q = cols; q < gemm_nr; ++q) bp[q] = T(0);
+  std::size_t kc_t = 0, cols_t = 0;
+  if constexpr (std::is_same<T, float>::value) {
+    constexpr std::size_t B = simd::transpose_block;
+    kc_t = kc / B * B;
+    cols_t = cols / B * B;
+    for (std::size_t p = 0; p < kc_t; p += B)
+      for (std::size_t q = 0; q < cols_t; q += B) {
+        float block[B * B];
+        for (std::size_t r = 0; r < B; ++r)
+          for (std::size_t i = 0; i < B; ++i) block[r * B + i] = float(w[(q + r) * ldw + p + i]);
+        simd::transpose_block_f32(block, B, bp + p * gemm_nr + q, gemm_nr);
+      }
+  }
+  for (std::size_t p = 0; p < kc; ++p) {
+    for (std::size_t q = p < kc_t ? cols_t : 0; q < cols; ++q) bp[p * gemm_nr + q] = T(w[q * ldw + p]);
+    for (std::size_t q = cols; q < gemm_nr; ++q) bp[p * gemm_nr + q] = T(0);
   }
 }
 
