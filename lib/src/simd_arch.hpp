@@ -11,6 +11,7 @@
 //   armv6, armhf without NEON): `vf32` is a one-lane scalar with the same interface, so every
 //   kernel body is written once and the scalar build is the same code with one lane.
 //
+// load_s8(p) is load() of int8 values: `lanes` of them widened to floats (W8A32 weights).
 // Besides load/store/splat/fmadd, a multiply-add whose first factor is one float broadcast to
 // the lanes (the GEMM's A element) takes `splat_operand(x)`: splat(x) where fmadd takes vectors
 // only, the float itself on MVE, whose VFMA takes it from a core register (no Q register held for
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "isa.hpp"
@@ -38,7 +40,7 @@
 
 #if defined(EMHA_SIMD_XSIMD)
 #include <xsimd/xsimd.hpp>
-#if defined(__AVX__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 #elif defined(EMHA_SIMD_MVE)
@@ -97,6 +99,32 @@ inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return _mm512_fmadd_ps(a, b
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c
 #endif
 inline vf32 splat_operand(float x) noexcept { return splat(x); }
+// `lanes` int8 values p[0 .. lanes) widened to floats (exact): sign-extended to int32, converted.
+inline vf32 load_s8(const std::int8_t* p) noexcept {
+#if defined(__AVX512F__)
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__AVX2__)
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__SSE4_1__)
+  std::int32_t bytes;
+  std::memcpy(&bytes, p, 4);
+  return _mm_cvtepi32_ps(_mm_cvtepi8_epi32(_mm_cvtsi32_si128(bytes)));
+#elif defined(__SSE2__)
+  // No PMOVSX: each byte to the top of its 32-bit lane (unpack with itself twice), then an
+  // arithmetic shift right by 24 sign-extends it.
+  std::int32_t bytes;
+  std::memcpy(&bytes, p, 4);
+  __m128i x = _mm_cvtsi32_si128(bytes);
+  x = _mm_unpacklo_epi8(x, x);
+  x = _mm_unpacklo_epi16(x, x);
+  return _mm_cvtepi32_ps(_mm_srai_epi32(x, 24));
+#else  // NEON, 4 lanes: sxtl to 16 bits, sxtl to 32, scvtf
+  std::int32_t bytes;
+  std::memcpy(&bytes, p, 4);
+  const int16x8_t h = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(bytes)));
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(h)));
+#endif
+}
 // The lanes' fmadd_exact_product: every vector build here has an FMA (AVX2, AVX-512, NEON-VFPv4).
 inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept { return fmadd(a, b, c); }
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return xsimd::max(a, b); }
@@ -232,6 +260,8 @@ struct scalar_operand {
 inline scalar_operand splat_operand(float x) noexcept { return {x}; }
 inline vf32 fmadd(scalar_operand a, vf32 b, vf32 c) noexcept { return {vfmaq_n_f32(c.v, b.v, a.x)}; }
 inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept { return fmadd(a, b, c); }
+// Four int8 values p[0 .. 4) widened to floats (exact): VLDRB.S32 sign-extends as it loads.
+inline vf32 load_s8(const std::int8_t* p) noexcept { return {vcvtq_f32_s32(vldrbq_s32(p))}; }
 // a < b ? b : a per lane, the scalar path's max (a NaN in a stays; VMAXNM would drop it).
 // Compares here are written as gt: MVE's lt and le, like the LT and LE conditions after a VCMP,
 // are true when the operands are unordered (a NaN).
@@ -308,6 +338,7 @@ inline vf32 splat_operand(float x) noexcept { return {x}; }
 inline vf32 fmadd_exact_product(vf32 a, vf32 b, vf32 c) noexcept {
   return {fmadd_exact_product(a.v, b.v, c.v)};
 }
+inline vf32 load_s8(const std::int8_t* p) noexcept { return {float(*p)}; }
 inline vf32 vmax(vf32 a, vf32 b) noexcept { return {a.v < b.v ? b.v : a.v}; }
 inline vf32 vabs(vf32 a) noexcept { return {a.v < 0.0f ? -a.v : a.v}; }
 inline vf32 vdiv(vf32 a, vf32 b) noexcept { return {a.v / b.v}; }

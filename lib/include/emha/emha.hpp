@@ -8,6 +8,7 @@
 #include "emha/attention/options.hpp"
 #include "emha/io/weight_blob.hpp"
 #include "emha/kernels/gemm.hpp"
+#include "emha/kernels/gemm_w8a32.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
 #include "emha/kernels/rope.hpp"

@@ -9,6 +9,7 @@
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "gemm_ukernel.hpp"
+#include "kernels/gemm_driver.hpp"
 #include "gemm_ukernel_compact.hpp"
 #include "isa_kernels.hpp"
 #include "kernels/gemm_columns.hpp"
@@ -79,41 +80,6 @@ void pack_b(std::size_t kc, std::size_t nc, const float* b, std::size_t ldb, Tra
 // n rounded up to NR (gemm_f32_packed_b_floats, for every build's NR, is at least that).
 bool packed_b_fits(std::size_t n, std::size_t k, std::size_t floats) noexcept {
   return floats / k >= gemm_round_up(n, gemm_nr);
-}
-
-// k == 0: C = bias + beta * C.
-void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
-               const GemmOptions& o) noexcept {
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      float x = o.bias ? o.bias[j] : 0.0f;
-      if (o.beta != 0.0f) x += o.beta * c[i * ldc + j];
-      c[i * ldc + j] = x;
-    }
-}
-
-// Rows of a panel left after its whole MR-row tiles: 0, the last MR + r (0 < r < MR), or all
-// of mc < MR.
-template <std::size_t MR>
-constexpr std::size_t row_tail(std::size_t mc) noexcept {
-  const std::size_t r = mc % MR;
-  return r == 0 ? 0 : (mc > MR ? MR + r : r);
-}
-
-// tile(i, rows) over rows [first, mc) of a panel in MR-row tiles, a tail of MR + r rows as two
-// tiles of about half: a tile of few rows has too few accumulators to hide the FMA latency
-// (6 + 2 rows costs more than 4 + 4). first: 0, or MR after a packing tile.
-template <std::size_t MR, class Tile>
-[[gnu::always_inline]] inline void row_tiles(std::size_t first, std::size_t mc, Tile&& tile) noexcept {
-  const std::size_t tail = row_tail<MR>(mc);
-  std::size_t i = first;
-  for (; i < mc - tail; i += MR) tile(i, MR);
-  if (tail > MR) {
-    tile(i, tail / 2);
-    tile(i + tail / 2, tail - tail / 2);
-  } else if (tail) {
-    tile(i, tail);
-  }
 }
 
 // The mc rows of a narrow panel (nr <= gemm_narrow_nr columns, gemm_target.hpp), its rows ld

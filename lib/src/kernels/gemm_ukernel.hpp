@@ -5,6 +5,8 @@
 // the tile's shape per target is gemm_target.hpp's.
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "emha/kernels/gemm.hpp"
 #include "kernels/gemm_target.hpp"
@@ -15,16 +17,30 @@ inline namespace EMHA_ISA {
 
 inline constexpr unsigned gemm_k_unroll = gemm_target.k_unroll;
 
-// How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c).
+// How the tile's result lands in C: c = alpha * (scale * acc) (+ bias) (+ beta * c), or
+// alpha * acc (+ bias) (+ beta * c) without a scale (gemm_f32: the same operations as before
+// scales existed, so the same bits).
 struct GemmEpilogue {
-  GemmEpilogue(float alpha_, float beta_, const float* bias_) noexcept
-      : alpha(alpha_), beta(beta_), bias(bias_),
-        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_) {}
+  GemmEpilogue(float alpha_, float beta_, const float* bias_, const float* scale_ = nullptr) noexcept
+      : alpha(alpha_), beta(beta_), bias(bias_), scale(scale_),
+        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_ && !scale_) {}
   float alpha;
   float beta;          // 0: C not read
   const float* bias;   // already offset to the tile's first column, or null
+  const float* scale;  // per column (W8A32's per output channel), offset as bias, or null
   bool plain;          // c = acc: decided once per panel, not per tile
 };
+
+// One output's epilogue, for the partial tiles' scalar loops: alpha * (scale[j] *) x + ... with
+// the full tiles' vector operations in the same order (beta's term fused where `fused_beta`).
+template <bool fused_beta = false>
+inline float gemm_epilogue_at(const GemmEpilogue& e, float x, std::size_t j, const float* cp) noexcept {
+  if (e.scale) x = e.scale[j] * x;
+  x = e.alpha * x;
+  if (e.bias) x += e.bias[j];
+  if (e.beta != 0.0f) x = fused_beta ? simd::fmadd(e.beta, *cp, x) : x + e.beta * *cp;
+  return x;
+}
 
 // c[m x n] = alpha * acc (+ bias) (+ beta * c) for the tile's accumulators acc[MR][NV]: whole
 // vectors for a full tile, a local buffer and a scalar loop for a partial one.
@@ -49,7 +65,7 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) {
         float* cp = c + r * ldc + v * L;
-        vf32 x = acc[r][v] * alpha;
+        vf32 x = e.scale ? acc[r][v] * simd::load(e.scale + v * L) * alpha : acc[r][v] * alpha;
         if (e.bias) x = x + simd::load(e.bias + v * L);
         if (e.beta != 0.0f) x = simd::fmadd(beta, simd::load(cp), x);
         simd::store(cp, x);
@@ -59,12 +75,8 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   }
   if constexpr (L == 1) {  // scalar: the accumulators are the tile's floats, no buffer needed
     for (std::size_t r = 0; r < m && r < MR; ++r) {
-      for (std::size_t j = 0; j < n && j < NV; ++j) {
-        float x = e.alpha * acc[r][j].v;
-        if (e.bias) x += e.bias[j];
-        if (e.beta != 0.0f) x += e.beta * c[r * ldc + j];
-        c[r * ldc + j] = x;
-      }
+      for (std::size_t j = 0; j < n && j < NV; ++j)
+        c[r * ldc + j] = gemm_epilogue_at(e, acc[r][j].v, j, c + r * ldc + j);
     }
     return;
   }
@@ -72,14 +84,14 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   for (std::size_t r = 0; r < MR; ++r)
     for (std::size_t v = 0; v < NV; ++v) simd::store(tile + r * NR + v * L, acc[r][v]);
   for (std::size_t r = 0; r < m; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      float x = e.alpha * tile[r * NR + j];
-      if (e.bias) x += e.bias[j];
-      if (e.beta != 0.0f) x += e.beta * c[r * ldc + j];
-      c[r * ldc + j] = x;
-    }
+    for (std::size_t j = 0; j < n; ++j)
+      c[r * ldc + j] = gemm_epilogue_at(e, tile[r * NR + j], j, c + r * ldc + j);
   }
 }
+
+// A vector of a panel of op(B): floats, or int8 widened to floats.
+inline simd::vf32 gemm_load_b(const float* p) noexcept { return simd::load(p); }
+inline simd::vf32 gemm_load_b(const std::int8_t* p) noexcept { return simd::load_s8(p); }
 
 // Where a tile reads its panel of op(B), [kc][NV vectors], and what else it does with it.
 enum class BRead {
@@ -102,9 +114,12 @@ enum class BRead {
 // Blocked (GemmOptions::k_blocks): k in blocks of gemm_k_block, each one FMA chain from zero in
 // the registers, added in order to a running total in L1. A separate instantiation: the one-chain
 // kernel's code stays what it was (a branch in its loop cost 3-7% at 64^3, bench/ab/ab.sh).
+//
+// TB: the panel's element type: float, or int8 (W8A32's packed weights), each vector widened to
+// floats as it is loaded (exact), so each output is the same FMA chain as from a float panel.
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, BRead R = BRead::packed,
-          bool Blocked = false>
-inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const float* b,
+          bool Blocked = false, class TB = float>
+inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const TB* b,
                              std::size_t ldb, float* bp, float* c, std::size_t ldc, std::size_t n,
                              const GemmEpilogue& e) noexcept {
   using simd::vf32;
@@ -112,6 +127,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
   constexpr std::size_t NR = NV * L;
   constexpr bool Pack = R == BRead::packing;
   static_assert(!Pack || NV == gemm_nv, "a packing tile writes whole panels");
+  static_assert(!Pack || std::is_same<TB, float>::value, "a packing tile copies float panels");
   const std::size_t b_step = R == BRead::packed ? gemm_nr : ldb;
 
   const float* ar[MR];
@@ -132,7 +148,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
       vf32 bv[NV];
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) {
-        bv[v] = simd::load(b + v * L);
+        bv[v] = gemm_load_b(b + v * L);
         if constexpr (Pack) simd::store(bp + v * L, bv[v]);
       }
 #pragma GCC unroll 8
@@ -181,14 +197,15 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
 
 // The last row tile of a block (m < MR rows) runs a kernel of exactly m rows: no wasted FMAs,
 // and its stores take the full-tile path. Attention shapes (S = 32, 64, ...) hit this often.
-template <std::size_t MR, std::size_t NV = gemm_nv, BRead R = BRead::packed, bool Blocked = false>
-inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const float* b,
+template <std::size_t MR, std::size_t NV = gemm_nv, BRead R = BRead::packed, bool Blocked = false,
+          class TB = float>
+inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, const TB* b,
                               std::size_t ldb, float* c, std::size_t ldc, std::size_t m, std::size_t n,
                               const GemmEpilogue& e) noexcept {
   if constexpr (MR > 1) {
-    if (m < MR) return gemm_ukernel_rows<MR - 1, NV, R, Blocked>(kc, a, lda, b, ldb, c, ldc, m, n, e);
+    if (m < MR) return gemm_ukernel_rows<MR - 1, NV, R, Blocked, TB>(kc, a, lda, b, ldb, c, ldc, m, n, e);
   }
-  gemm_ukernel_f32<MR, NV, R, Blocked>(kc, a, lda, b, ldb, nullptr, c, ldc, n, e);
+  gemm_ukernel_f32<MR, NV, R, Blocked, TB>(kc, a, lda, b, ldb, nullptr, c, ldc, n, e);
 }
 
 // The tile of a target whose stack is the budget (gemm_target.tile_out_of_line: Cortex-M, armv6,
@@ -197,10 +214,26 @@ inline void gemm_ukernel_rows(std::size_t kc, const float* a, std::size_t lda, c
 // buffers to gemm_f32's frame; not inlined at all (-Os), the row dispatch, the kernel and its
 // store would nest three frames. Stack is what a firmware must reserve
 // (tests/firmware/stack_budget.py); a call per tile costs nothing measurable.
-[[gnu::noinline, gnu::flatten]] inline void gemm_ukernel_out_of_line(
-    std::size_t kc, const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc,
+template <class TB = float>
+[[gnu::noinline, gnu::flatten]] void gemm_ukernel_out_of_line(
+    std::size_t kc, const float* a, std::size_t lda, const TB* bp, float* c, std::size_t ldc,
     std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
+  gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, false, TB>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
+}
+
+// The portable tile over a packed panel of floats or int8 (gemm_w8a32), in or out of line as
+// gemm_ukernel below (no hand-tuned overload: the W8A32 paths run this one for both element
+// types, so the two give the same bits).
+template <class TB>
+[[gnu::always_inline]] inline void gemm_ukernel_portable(std::size_t kc, const float* a, std::size_t lda,
+                                                         const TB* bp, float* c, std::size_t ldc,
+                                                         std::size_t m, std::size_t n,
+                                                         const GemmEpilogue& e) noexcept {
+  if constexpr (!gemm_target.tile_out_of_line) {
+    gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, false, TB>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
+  } else {
+    gemm_ukernel_out_of_line<TB>(kc, a, lda, bp, c, ldc, m, n, e);
+  }
 }
 
 // The micro-kernel for this build's architecture: the portable one above, unless a hand-tuned
@@ -220,17 +253,17 @@ inline void gemm_ukernel(Arch, std::size_t kc, const float* a, std::size_t lda, 
 // is out of line (the stack budget), one row at a time: with more rows its running total and
 // spills take Cortex-M forward over the 1 KiB stack budget. Slower for the output projection
 // only (a B load per NV FMAs, not per MR x NV).
-template <class Arch>
+template <class Arch, class TB = float>
 [[gnu::always_inline]] inline void gemm_ukernel_blocked(Arch, std::size_t kc, const float* a,
-                                                        std::size_t lda, const float* bp, float* c,
+                                                        std::size_t lda, const TB* bp, float* c,
                                                         std::size_t ldc, std::size_t m, std::size_t n,
                                                         const GemmEpilogue& e) noexcept {
   if constexpr (!gemm_target.tile_out_of_line) {
-    gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, true>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
+    gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, true, TB>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
   } else {
     for (std::size_t r = 0; r < m; ++r)
-      gemm_ukernel_f32<1, gemm_nv, BRead::packed, true>(kc, a + r * lda, lda, bp, gemm_nr, nullptr,
-                                                c + r * ldc, ldc, n, e);
+      gemm_ukernel_f32<1, gemm_nv, BRead::packed, true, TB>(kc, a + r * lda, lda, bp, gemm_nr, nullptr,
+                                                            c + r * ldc, ldc, n, e);
   }
 }
 

@@ -17,10 +17,12 @@ inline namespace EMHA_ISA {
 // c[m x n] = alpha * a[m x kc] bp[kc x n] (+ bias) (+ beta * c), 1 <= m <= gemm_mr, n <= gemm_nr,
 // kc >= 1: a rows lda apart, bp a packed panel [kc][gemm_nr], c rows ldc apart. Out of line: one
 // frame on the stack chain.
-[[gnu::noinline]] inline void gemm_ukernel_compact(std::size_t kc, const float* a, std::size_t lda,
-                                                   const float* bp, float* c, std::size_t ldc,
-                                                   std::size_t m, std::size_t n,
-                                                   const GemmEpilogue& e) noexcept {
+// TB: the panel's element type (float, or int8 widened as loaded: gemm_ukernel_f32's).
+template <class TB = float>
+[[gnu::noinline]] void gemm_ukernel_compact(std::size_t kc, const float* a, std::size_t lda,
+                                            const TB* bp, float* c, std::size_t ldc,
+                                            std::size_t m, std::size_t n,
+                                            const GemmEpilogue& e) noexcept {
   using simd::vf32;
   constexpr std::size_t MR = gemm_mr, NV = gemm_nv, L = simd::lanes, NR = gemm_nr;
   const float* ar[MR];
@@ -30,11 +32,11 @@ inline namespace EMHA_ISA {
   for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::splat(0.0f);
-  const float* const b_end = bp + kc * NR;
+  const TB* const b_end = bp + kc * NR;
   do {  // kc >= 1: one compare and one branch per k step
     vf32 bv[NV];
 #pragma GCC unroll 4
-    for (std::size_t v = 0; v < NV; ++v) bv[v] = simd::load(bp + v * L);
+    for (std::size_t v = 0; v < NV; ++v) bv[v] = gemm_load_b(bp + v * L);
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
       const auto av = simd::splat_operand(*ar[r]++);
@@ -56,13 +58,8 @@ inline namespace EMHA_ISA {
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) simd::store(tile + r * NR + v * L, acc[r][v]);
   for (std::size_t r = 0; r < m; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      float* cp = c + r * ldc + j;
-      float x = tile[r * NR + j] * e.alpha;
-      if (e.bias) x = x + e.bias[j];
-      if (e.beta != 0.0f) x = simd::fmadd(e.beta, *cp, x);
-      *cp = x;
-    }
+    for (std::size_t j = 0; j < n; ++j)
+      c[r * ldc + j] = gemm_epilogue_at<true>(e, tile[r * NR + j], j, c + r * ldc + j);
   }
 }
 

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Pieces of the blocked GEMM drivers (gemm_f32.cpp, gemm_w8a32.cpp): how a panel's rows split
+// into micro-kernel tiles, and the k == 0 product.
+
+#include <cstddef>
+
+#include "emha/kernels/gemm.hpp"
+#include "isa.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+// k == 0: C = bias + beta * C.
+inline void gemm_no_k(std::size_t m, std::size_t n, float* c, std::size_t ldc,
+                      const GemmOptions& o) noexcept {
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      float x = o.bias ? o.bias[j] : 0.0f;
+      if (o.beta != 0.0f) x += o.beta * c[i * ldc + j];
+      c[i * ldc + j] = x;
+    }
+}
+
+// Rows of a panel left after its whole MR-row tiles: 0, the last MR + r (0 < r < MR), or all
+// of mc < MR.
+template <std::size_t MR>
+constexpr std::size_t row_tail(std::size_t mc) noexcept {
+  const std::size_t r = mc % MR;
+  return r == 0 ? 0 : (mc > MR ? MR + r : r);
+}
+
+// tile(i, rows) over rows [first, mc) of a panel in MR-row tiles, a tail of MR + r rows as two
+// tiles of about half: a tile of few rows has too few accumulators to hide the FMA latency
+// (6 + 2 rows costs more than 4 + 4). first: 0, or MR after a packing tile.
+template <std::size_t MR, class Tile>
+[[gnu::always_inline]] inline void row_tiles(std::size_t first, std::size_t mc, Tile&& tile) noexcept {
+  const std::size_t tail = row_tail<MR>(mc);
+  std::size_t i = first;
+  for (; i < mc - tail; i += MR) tile(i, MR);
+  if (tail > MR) {
+    tile(i, tail / 2);
+    tile(i + tail / 2, tail - tail / 2);
+  } else if (tail) {
+    tile(i, tail);
+  }
+}
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail
