@@ -34,11 +34,13 @@ namespace {
 // Floats go through T x T blocks (T = simd::transpose_block): T rows of T int8 widened into a
 // local block, transposed into the panel (gemm_f32's B^T packing); in place, a decode step's
 // product packs every weight it reads (element by element, the packing took 3x the GEMV).
+// xsimd builds only: on MVE (GCC 12) the gather transpose out of the local block gave wrong
+// panels in the firmware tests, and the scalar build gains nothing from blocks.
 template <class T>
 void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::size_t ldw,
                   T* bp) noexcept {
   std::size_t kc_t = 0, cols_t = 0;
-  if constexpr (std::is_same<T, float>::value) {
+  if constexpr (std::is_same<T, float>::value && simd::enabled && !simd::is_mve) {
     constexpr std::size_t B = simd::transpose_block;
     kc_t = kc / B * B;
     cols_t = cols / B * B;
