@@ -11,11 +11,21 @@
 #include "emha/emha.hpp"
 #include "feature_fixtures/all.hpp"
 #include "support/unit.hpp"
+#include "w8_fixtures/all.hpp"
 
 namespace emha::test {
 
-// The fixtures a target runs: emha::feature_fixtures::small on the firmware, all on the host.
+// The fixtures a target runs: emha::feature_fixtures::small on the firmware, all on the host; and
+// the int8-weight ones (tests/attention/gen_w8_fixtures.py: feature modules quantized per output
+// channel, their truth the dequantized module's).
 using feature_fixture_list = std::conditional_t<on_firmware, feature_fixtures::small, feature_fixtures::all>;
+using w8_fixture_list = std::conditional_t<on_firmware, w8_fixtures::small, w8_fixtures::all>;
+
+// Whether fixture F carries int8 weights (F::int8_weights).
+template <class F, class = void>
+struct has_int8_weights : std::false_type {};
+template <class F>
+struct has_int8_weights<F, std::void_t<decltype(F::int8_weights)>> : std::bool_constant<F::int8_weights> {};
 
 template <class F, bool Prepack = true, std::size_t Threads = 1>
 struct FeatureConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
@@ -34,14 +44,24 @@ struct FeatureConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
   static constexpr std::size_t relative_buckets = F::relative_buckets;
   static constexpr std::size_t relative_max_distance = F::relative_max_distance;
   static constexpr bool relative_bidirectional = F::relative_bidirectional;
+  static constexpr WeightType weight_type = has_int8_weights<F>::value ? WeightType::int8 : WeightType::f32;
 };
 
-template <class F>
+// The fixture's weights; with int8 ones (Int8), those and their scales in place of the floats
+// (the fixture's floats are then the dequantized weights: the float layer's on the same values).
+template <class F, bool Int8 = has_int8_weights<F>::value>
 MhaWeights feature_weights() {
   MhaWeights w;
-  w.in_proj_weight = span_of(F::in_proj_weight);
+  if constexpr (Int8) {
+    w.in_proj_weight_int8 = span_of(F::in_proj_weight_int8);
+    w.in_proj_weight_scale = span_of(F::in_proj_weight_scale);
+    w.out_proj_weight_int8 = span_of(F::out_proj_weight_int8);
+    w.out_proj_weight_scale = span_of(F::out_proj_weight_scale);
+  } else {
+    w.in_proj_weight = span_of(F::in_proj_weight);
+    w.out_proj_weight = span_of(F::out_proj_weight);
+  }
   w.in_proj_bias = span_of(F::in_proj_bias);
-  w.out_proj_weight = span_of(F::out_proj_weight);
   w.out_proj_bias = span_of(F::out_proj_bias);
   w.q_norm_weight = span_of(F::q_norm_weight);
   w.k_norm_weight = span_of(F::k_norm_weight);

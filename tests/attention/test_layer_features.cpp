@@ -21,6 +21,9 @@
 // Buffers: all static; on the firmware the seed suites' (seed_buffers.hpp: object slot, caller
 // arena, guarded outputs; the attention-weight buffer also holds the KvCache while decoding),
 // checked at compile time; forward() runs through the stack probe (support/stack_use.hpp).
+// The same checks for int8 weights (W8A32, tests/attention/gen_w8_fixtures.py): three of these
+// modules quantized per output channel, against the dequantized module's float64 truth; each
+// also prints what the quantization moved and the int8 layer against the float layer.
 // Threads, the run-time scale override and bad weights are test_layer_features_host.cpp's.
 
 #include <cmath>
@@ -28,6 +31,7 @@
 #include <new>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "attention/feature_support.hpp"
 #include "attention/parity_buffers.hpp"
@@ -41,6 +45,8 @@ namespace {
 using namespace emha::test;
 
 using Fixtures = feature_fixture_list;
+// Every fixture whose buffers these are (the int8 ones have their feature twins' sizes).
+using AllFixtures = decltype(std::tuple_cat(std::declval<feature_fixture_list>(), std::declval<w8_fixture_list>()));
 
 template <class F, bool Prepack>
 using Mha = emha::MultiHeadAttention<FeatureConfig<F, Prepack>, emha::ArenaOwnership::caller>;
@@ -64,7 +70,7 @@ using ArenaBytes = ArenaBytesOf<Mha, F>;
 template <class F>
 using ObjectBytes = ObjectBytesOf<Mha, F>;
 template <template <class> class Size>
-constexpr std::size_t largest = largest_of<Size, Fixtures>;
+constexpr std::size_t largest = largest_of<Size, AllFixtures>;
 
 // Where the layers, outputs and caches live: on the firmware, whose RAM is nearly full, in the
 // seed suites' slots (seed_buffers.hpp; the suites run one after the other), checked to fit at
@@ -351,6 +357,55 @@ void run_fixture() {
   }
 }
 
+// An int8 fixture's layer with float weights (its dequantized ones).
+template <class F>
+struct FloatTwin : FeatureConfig<F, true> {
+  static constexpr emha::WeightType weight_type = emha::WeightType::f32;
+};
+
+// An int8-weight fixture: its layer on every path as above, against the dequantized module's
+// truth; printed beside it, what the quantization itself moved (the float64 outputs of the
+// module before and after), and the int8 layer against the float layer on the dequantized weights.
+template <class F>
+void run_int8_fixture() {
+  run_fixture<F>();
+  constexpr std::size_t n = F::batch * F::seq_q * F::d_model;
+  using M8 = Mha<F, true>;
+  M8& mha = *new (g_object) M8(g_arena);
+  emha::Status s8 = mha.set_weights(feature_weights<F>());
+  const emha::Span<const float> x{F::query, n};
+  const emha::ForwardOptions o = feature_options<F>();
+  const emha::AttentionShape shape{F::seq_q, F::seq_kv, F::batch, emha::Layout::batch_first};
+  if (s8 == emha::Status::ok) s8 = mha.forward(shape, x, x, x, {g_out, n}, o);
+  mha.~M8();
+  double quantization = 0, vs_float = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double q = std::fabs(F::out_f64[i] - F::out_unquantized_f64[i]);
+    quantization = q > quantization ? q : quantization;
+  }
+  // The float layer (FeatureConfig without int8) on the dequantized floats, into g_attn.
+  using MF = emha::MultiHeadAttention<FloatTwin<F>, emha::ArenaOwnership::caller>;
+  static_assert(sizeof(MF) <= sizeof(g_object) && n <= sizeof(g_attn) / sizeof(float));
+  MF& fl = *new (g_object) MF(g_arena);
+  emha::Status sf = fl.set_weights(feature_weights<F, false>());
+  if (sf == emha::Status::ok) sf = fl.forward(shape, x, x, x, {g_attn, n}, o);
+  fl.~MF();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = std::fabs(double(g_out[i]) - double(g_attn[i]));
+    vs_float = d > vs_float ? d : vs_float;
+  }
+  EMHA_CHECK(s8 == emha::Status::ok);
+  EMHA_CHECK(sf == emha::Status::ok);
+  EMHA_MESSAGE("int8 weights, " << F::name << ": the quantization moved the float64 output by up to " << quantization
+                                << "; emha int8 vs emha float on the dequantized weights: max |difference| "
+                                << vs_float);
+}
+
+template <class... F>
+void run_all_int8(std::tuple<F...>*) {
+  (run_int8_fixture<F>(), ...);
+}
+
 template <class... F>
 void run_all(std::tuple<F...>*) {
   (run_fixture<F>(), ...);
@@ -368,3 +423,10 @@ EMHA_TEST_CASE("head_dim / QK-norm / Config::scale / T5 relative bias match PyTo
                                                                       "reference and (causal) decoded");
   report_forward_stack(g_forward_stack, "model-family features");
 }
+
+#if !EMHA_TEST_FIRMWARE
+EMHA_TEST_CASE("int8 weights (W8A32) match the dequantized module on every path") {
+  run_all_int8(static_cast<w8_fixture_list*>(nullptr));
+  report_forward_stack(g_forward_stack, "int8 weights");
+}
+#endif

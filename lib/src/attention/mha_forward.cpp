@@ -74,19 +74,19 @@ constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept
 
 // A switch, not a table of function pointers: every call is direct, so a firmware's stack bound
 // (tests/firmware/stack_budget.py) follows it. The stages outside Stages (mha_stages) are not in
-// it, so a pass references no code of theirs.
+// it, so a pass references no code of theirs, and its projections are Stages' weight type's.
 template <class K, unsigned Stages>
 Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
-  constexpr bool norm = Stages & mha_stage_norm, flat = Stages & mha_stage_flat;
+  constexpr bool norm = Stages & mha_stage_norm, flat = Stages & mha_stage_flat, q8 = Stages & mha_stage_int8;
   switch (stage) {
-    case Stage::project: return project_stage<K>(s, b);
+    case Stage::project: return project_stage<K, q8>(s, b);
     case Stage::append: return append_stage<K>(s, b);
     case Stage::attend: return attend_stage<K>(s, b);
-    case Stage::output: return output_stage<K>(s, b);
-    case Stage::fill: return fill_stage<K>(s, b);
+    case Stage::output: return output_stage<K, q8>(s, b);
+    case Stage::fill: return fill_stage<K, q8>(s, b);
     case Stage::norm_input: if constexpr (norm) return norm_input_stage<K>(s, b); break;
     case Stage::norm_heads: if constexpr (norm) return norm_heads_stage<K>(s, b); break;
-    case Stage::residual_output: if constexpr (norm) return residual_output_stage<K>(s, b); break;
+    case Stage::residual_output: if constexpr (norm) return residual_output_stage<K, q8>(s, b); break;
     case Stage::norm_output: if constexpr (norm) return norm_output_stage<K>(s, b); break;
     case Stage::split_flat: if constexpr (flat) return split_flat_stage<K>(s, b); break;
     case Stage::merge_flat: if constexpr (flat) return merge_flat_stage<K>(s, b); break;
@@ -135,25 +135,37 @@ template <class K, unsigned Stages>
 
 MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed) noexcept {
   const InProj p = in_proj(d, w);
-  const float* src[4] = {p.w[0], p.w[1], p.w[2], w.out_proj_weight.data};
+  const bool q8 = d.int8_weights;
+  const void* src[4] = {p.w[0], p.w[1], p.w[2],
+                        q8 ? static_cast<const void*>(w.out_proj_weight_int8.data) : w.out_proj_weight.data};
+  const float* scale[4] = {p.scale[0], p.scale[1], p.scale[2], w.out_proj_weight_scale.data};
   const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], d.q_dim()};
+  auto* at = reinterpret_cast<unsigned char*>(packed);
   MhaPacked out{};
   for (int i = 0; i < 4; ++i) {
-    const std::size_t n = i < 3 ? d.proj_dim(i) : d.d_model, floats = gemm_f32_packed_b_floats(n, in[i]);
-    // op(B) = W^T: [in x n] from W [n x in]; `floats` is exactly what gemm_f32_pack_b needs.
-    if (detail::gemm_f32_pack_b(n, in[i], src[i], in[i], Trans::transpose, packed, floats) != Status::ok)
-      return MhaPacked{};
-    out.w[i] = packed;
-    out.floats[i] = floats;
-    packed += floats;
+    const std::size_t n = i < 3 ? d.proj_dim(i) : d.d_model, bytes = mha_packed_bytes(d, n, in[i]);
+    // op(B) = W^T: [in x n] from W [n x in], into the object's storage (mha_packed_floats).
+    const Status st =
+        q8 ? detail::gemm_w8a32_pack_b(n, in[i], static_cast<const std::int8_t*>(src[i]), in[i], scale[i],
+                                       reinterpret_cast<std::int8_t*>(at), bytes)
+           : detail::gemm_f32_pack_b(n, in[i], static_cast<const float*>(src[i]), in[i], Trans::transpose,
+                                     reinterpret_cast<float*>(at), bytes / sizeof(float));
+    if (st != Status::ok) return MhaPacked{};
+    out.w[i] = at;
+    out.bytes[i] = bytes;
+    at += bytes;
   }
   return out;
 }
 
+// The whole pass, for either weight type (x86's run-time dispatch, and the reference).
 Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     Span<const float> query, Span<const float> key, Span<const float> value,
                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  if (d.int8_weights)
+    return forward_pass<SimdKernels, mha_stages_all | mha_stage_int8>(d, w, packed, positions, arena, sh, query, key,
+                                                                      value, out, o, cache);
   return forward_pass<SimdKernels, mha_stages_all>(d, w, packed, positions, arena, sh, query, key, value, out, o,
                                                   cache);
 }
@@ -164,6 +176,14 @@ Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions
                         const ForwardOptions& o, const KvCacheView* cache) noexcept {
   return forward_pass<RefKernels, mha_stages_all>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out,
                                                  o, cache);
+}
+
+Status mha_forward_ref_int8(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
+                             ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
+                             Span<const float> key, Span<const float> value, Span<float> out,
+                             const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return forward_pass<RefKernels, mha_stages_all | mha_stage_int8>(d, w, MhaPacked{}, positions, arena, sh, query,
+                                                                   key, value, out, o, cache);
 }
 
 }  // namespace EMHA_ISA

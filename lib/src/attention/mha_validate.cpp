@@ -42,9 +42,20 @@ Status check_unused(Span<T> s) noexcept {
 }
 
 // Weight span present with exactly `n` elements.
-Status check_weight(Span<const float> s, std::size_t n) noexcept {
+template <class T>
+Status check_weight(Span<const T> s, std::size_t n) noexcept {
   if (!s.data) return Status::null_pointer;
   return s.size != n ? Status::size_mismatch : Status::ok;
+}
+
+// A projection's weight [rows x cols], if `used`: the float span, or with int8 weights the int8
+// one and its row scales; the other kind's spans unused.
+Status check_projection(const MhaDims& d, bool used, Span<const float> f, Span<const std::int8_t> q,
+                        Span<const float> scale, std::size_t rows, std::size_t cols) noexcept {
+  const bool q8 = used && d.int8_weights;
+  EMHA_TRY(used && !q8 ? check_weight(f, rows * cols) : check_unused(f));
+  EMHA_TRY(q8 ? check_weight(q, rows * cols) : check_unused(q));
+  return q8 ? check_weight(scale, rows) : check_unused(scale);
 }
 
 bool valid(Layout l) noexcept { return l == Layout::batch_first || l == Layout::seq_first; }
@@ -157,6 +168,16 @@ Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& a
       bytes_of(w.q_norm_weight.data, w.q_norm_weight.size),
       bytes_of(w.k_norm_weight.data, w.k_norm_weight.size),
       bytes_of(w.relative_attention_bias.data, w.relative_attention_bias.size),
+      bytes_of(w.in_proj_weight_int8.data, w.in_proj_weight_int8.size),
+      bytes_of(w.in_proj_weight_scale.data, w.in_proj_weight_scale.size),
+      bytes_of(w.q_proj_weight_int8.data, w.q_proj_weight_int8.size),
+      bytes_of(w.q_proj_weight_scale.data, w.q_proj_weight_scale.size),
+      bytes_of(w.k_proj_weight_int8.data, w.k_proj_weight_int8.size),
+      bytes_of(w.k_proj_weight_scale.data, w.k_proj_weight_scale.size),
+      bytes_of(w.v_proj_weight_int8.data, w.v_proj_weight_int8.size),
+      bytes_of(w.v_proj_weight_scale.data, w.v_proj_weight_scale.size),
+      bytes_of(w.out_proj_weight_int8.data, w.out_proj_weight_int8.size),
+      bytes_of(w.out_proj_weight_scale.data, w.out_proj_weight_scale.size),
       bytes_of(static_cast<const unsigned char*>(arena.base()), arena.capacity()),
   };
   const Bytes y = bytes_of(out.data, n.out);
@@ -243,18 +264,17 @@ Status mha_check_call(const MhaDims& d, const MhaWeights& w, const ArenaRef& are
 }
 
 Status mha_check_weights(const MhaDims& d, const MhaWeights& w) noexcept {
-  if (d.same_embed_dim()) {
-    EMHA_TRY(check_unused(w.q_proj_weight));
-    EMHA_TRY(check_unused(w.k_proj_weight));
-    EMHA_TRY(check_unused(w.v_proj_weight));
-    EMHA_TRY(check_weight(w.in_proj_weight, d.qkv_dim() * d.d_model));
-  } else {
-    EMHA_TRY(check_unused(w.in_proj_weight));
-    EMHA_TRY(check_weight(w.q_proj_weight, d.q_dim() * d.d_model));
-    EMHA_TRY(check_weight(w.k_proj_weight, d.kv_dim() * d.kdim));
-    EMHA_TRY(check_weight(w.v_proj_weight, d.kv_dim() * d.vdim));
-  }
-  EMHA_TRY(check_weight(w.out_proj_weight, d.d_model * d.q_dim()));
+  const bool packed_in = d.same_embed_dim();  // in_proj_weight, else q/k/v_proj_weight
+  EMHA_TRY(check_projection(d, packed_in, w.in_proj_weight, w.in_proj_weight_int8, w.in_proj_weight_scale,
+                            d.qkv_dim(), d.d_model));
+  EMHA_TRY(check_projection(d, !packed_in, w.q_proj_weight, w.q_proj_weight_int8, w.q_proj_weight_scale, d.q_dim(),
+                            d.d_model));
+  EMHA_TRY(check_projection(d, !packed_in, w.k_proj_weight, w.k_proj_weight_int8, w.k_proj_weight_scale, d.kv_dim(),
+                            d.kdim));
+  EMHA_TRY(check_projection(d, !packed_in, w.v_proj_weight, w.v_proj_weight_int8, w.v_proj_weight_scale, d.kv_dim(),
+                            d.vdim));
+  EMHA_TRY(check_projection(d, true, w.out_proj_weight, w.out_proj_weight_int8, w.out_proj_weight_scale, d.d_model,
+                            d.q_dim()));
   EMHA_TRY(d.in_bias_floats() ? check_weight(w.in_proj_bias, d.in_bias_floats()) : check_unused(w.in_proj_bias));
   EMHA_TRY(d.bias[3] ? check_weight(w.out_proj_bias, d.d_model) : check_unused(w.out_proj_bias));
   const bool gamma = d.norm != NormPlacement::none && d.norm_affine;

@@ -86,15 +86,16 @@ Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, c
 }
 
 // C[m x n] = A W^T (+ bias) (+ beta C) with W [n x k] in place (ldw) or pre-packed (packed
-// non-null).
+// non-null): float, or with int8 weights (run_product's Int8) int8 with a scale per row of W.
 struct Product {
   std::size_t m, n, k;
   const float* a;
   std::size_t lda;
-  const float* w;
+  const void* w;  // float or int8 [n x k]
   std::size_t ldw;
-  const float* packed;
-  std::size_t packed_floats;
+  const void* packed;  // gemm_f32_pack_b's or gemm_w8a32_pack_b's panels, or null
+  std::size_t packed_bytes;
+  const float* scale;  // int8 in place: W's row scales [n]
   const float* bias;
   float* c;
   std::size_t ldc;
@@ -104,9 +105,11 @@ struct Product {
 
 // A product in column blocks, two per task when split (multiples of gemm_max_nr wide: the same
 // panels, so the same bits, as one call; two, so that a task on a slower core hands one over).
-template <class K>
+// Int8: W is int8 (gemm_w8a32); a compile-time choice, so that a float layer links no int8 GEMM.
+template <class K, bool Int8>
 Status run_product(const Product& p, const TaskSlots& slots) noexcept {
-  const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k, sizeof(float) * (p.m + p.n) * p.k);
+  const std::size_t w_bytes = Int8 ? 1 : sizeof(float);
+  const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k, sizeof(float) * p.m * p.k + w_bytes * p.n * p.k);
   const std::size_t parts = tasks > 1 ? 2 * tasks : 1;
   const std::size_t width = gemm_round_up((p.n + parts - 1) / parts, gemm_max_nr);
   const std::size_t blocks = (p.n + width - 1) / width;
@@ -114,13 +117,22 @@ Status run_product(const Product& p, const TaskSlots& slots) noexcept {
   // 1 KiB stack budget (tests/firmware/stack_budget.py).
   return for_items(slots, blocks, mha_min(tasks, blocks), [&](std::size_t i, ArenaRef& arena) __attribute__((always_inline)) {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
-    if (p.packed)  // never on the reference path, which is given no packed weights
-      return detail::gemm_f32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda, p.packed,
-                                                p.packed_floats, p.c, p.ldc,
-                                                GemmOptions{1.0f, p.beta, p.bias, p.k_blocks});
-    return K::gemm_f32(p.m, j1 - j0, p.k, p.a, p.lda, p.w + j0 * p.ldw, p.ldw, Trans::transpose,
-                       p.c + j0, p.ldc, arena,
-                       GemmOptions{1.0f, p.beta, p.bias ? p.bias + j0 : nullptr, p.k_blocks});
+    const GemmOptions o{1.0f, p.beta, p.bias ? p.bias + (p.packed ? 0 : j0) : nullptr, p.k_blocks};
+    if constexpr (Int8) {
+      if (p.packed)  // never on the reference path, which is given no packed weights
+        return detail::gemm_w8a32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
+                                                    static_cast<const std::int8_t*>(p.packed), p.packed_bytes,
+                                                    p.c, p.ldc, o);
+      return K::gemm_w8a32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const std::int8_t*>(p.w) + j0 * p.ldw,
+                           p.ldw, p.scale + j0, p.c + j0, p.ldc, arena, o);
+    } else {
+      if (p.packed)
+        return detail::gemm_f32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
+                                                  static_cast<const float*>(p.packed),
+                                                  p.packed_bytes / sizeof(float), p.c, p.ldc, o);
+      return K::gemm_f32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const float*>(p.w) + j0 * p.ldw, p.ldw,
+                         Trans::transpose, p.c + j0, p.ldc, arena, o);
+    }
   });
 }
 

@@ -51,8 +51,8 @@ template <class K>
 // into Pass::qkv's K and V columns, then stored from row 0 of its cache blocks; the lengths are
 // set once every sequence is done (mha_forward.cpp). The projection repeats project_stage's K/V
 // part on purpose: shared (inlined, or out of line) it makes this stage Cortex-M55's deepest stack
-// chain, over the 1 KiB budget (tests/firmware/stack_budget.py).
-template <class K>
+// chain, over the 1 KiB budget (tests/firmware/stack_budget.py). Int8: int8 weights.
+template <class K, bool Int8>
 [[gnu::noinline]] Status fill_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const std::size_t ld = d.qkv_dim(), skv = s.new_kv;
@@ -60,11 +60,11 @@ template <class K>
   float* const k = s.qkv + d.proj_col(1);
   const Rows<const float> xk = rows_of(s.in_k, b, skv, d.kdim, s.sh);
   if (fused_kv(d, s.packed, s.in_k, s.in_v)) {
-    EMHA_TRY(project<K>(d, p, s.packed, 1, 2, xk, skv, k, ld, s.slots));
+    EMHA_TRY((project<K, Int8>(d, p, s.packed, 1, 2, xk, skv, k, ld, s.slots)));
   } else {
-    EMHA_TRY(project<K>(d, p, s.packed, 1, 1, xk, skv, k, ld, s.slots));
-    EMHA_TRY(project<K>(d, p, s.packed, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, k + d.kv_dim(), ld,
-                        s.slots));
+    EMHA_TRY((project<K, Int8>(d, p, s.packed, 1, 1, xk, skv, k, ld, s.slots)));
+    EMHA_TRY((project<K, Int8>(d, p, s.packed, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, k + d.kv_dim(), ld,
+                        s.slots)));
   }
   store_rows(s, b, 0, skv);
   return Status::ok;

@@ -10,31 +10,34 @@
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-template <class K>
+// Int8: int8 weights (d.int8_weights), out_proj_weight_int8 with its row scales.
+template <class K, bool Int8>
 Status project_output(const Pass& s, std::size_t b, float beta) noexcept {
   const std::size_t D = s.d.d_model, Q = s.d.q_dim();
   const Rows<float> y = rows_of(s.out, b, s.sh.seq_q, D, s.sh);
-  Product product{s.sh.seq_q, D, Q, s.ctx, Q, s.w.out_proj_weight.data, Q, s.packed.w[3],
-                  s.packed.floats[3], s.d.bias[3] ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
+  const void* w = Int8 ? static_cast<const void*>(s.w.out_proj_weight_int8.data) : s.w.out_proj_weight.data;
+  Product product{s.sh.seq_q,      D, Q, s.ctx, Q, w, Q, s.packed.w[3], s.packed.bytes[3],
+                  Int8 ? s.w.out_proj_weight_scale.data : nullptr,
+                  s.d.bias[3] ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
   product.beta = beta;
   // k in blocks: the projection whose error reaches the output unattenuated (gemm.hpp's note).
   product.k_blocks = true;
-  return run_product<K>(product, s.slots);
+  return run_product<K, Int8>(product, s.slots);
 }
 
-template <class K>
+template <class K, bool Int8>
 [[gnu::noinline]] Status output_stage(const Pass& s, std::size_t b) noexcept {
-  return project_output<K>(s, b, 0.0f);
+  return project_output<K, Int8>(s, b, 0.0f);
 }
 
-template <class K>
+template <class K, bool Int8>
 [[gnu::noinline]] Status residual_output_stage(const Pass& s, std::size_t b) noexcept {
   const std::size_t D = s.d.d_model;
   const Rows<const float> x = rows_of(s.query, b, s.sh.seq_q, D, s.sh);
   const Rows<float> y = rows_of(s.out, b, s.sh.seq_q, D, s.sh);
   for (std::size_t i = 0; i < s.sh.seq_q; ++i)
     for (std::size_t j = 0; j < D; ++j) y.p[i * y.ld + j] = x.p[i * x.ld + j];
-  return project_output<K>(s, b, 1.0f);
+  return project_output<K, Int8>(s, b, 1.0f);
 }
 
 }  // namespace EMHA_ISA

@@ -163,8 +163,7 @@ class MultiHeadAttention {
                            Span<const float> key, Span<const float> value, Span<float> out,
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_forward_ref(dims, weights_, positions_, scratch_.get(), shape, query, key,
-                                   value, out, options, nullptr);
+    return reference(dims, weights_, positions_, scratch_.get(), shape, query, key, value, out, options, nullptr);
   }
   template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
   Status forward_reference(const AttentionShape& shape, Span<const float> x, Span<float> out,
@@ -172,14 +171,22 @@ class MultiHeadAttention {
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view();
-    return detail::mha_forward_ref(dims, weights_, positions_, scratch_.get(), shape, x, x, x, out,
-                                   options, &view);
+    return reference(dims, weights_, positions_, scratch_.get(), shape, x, x, x, out, options, &view);
   }
 
   // The scratch arena, e.g. to read high_water() after forward().
   const ArenaRef& arena() const noexcept { return scratch_.get(); }
 
  private:
+  // The reference pass of the Config's weight type (a layer links one).
+  template <class... A>
+  static Status reference(A&&... a) noexcept {
+    if constexpr (Config::weight_type == WeightType::int8)
+      return detail::mha_forward_ref_int8(static_cast<A&&>(a)...);
+    else
+      return detail::mha_forward_ref(static_cast<A&&>(a)...);
+  }
+
   // The compiled pass with the stages the Config runs (detail::mha_stages), so that a firmware
   // links no other stage.
   template <class... A>

@@ -11,6 +11,7 @@
 #include "emha/detail/config_check.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/kernels/gemm.hpp"
+#include "emha/kernels/gemm_w8a32.hpp"
 #include "emha/kernels/relative_bias.hpp"
 #include "emha/status.hpp"
 
@@ -24,6 +25,7 @@ struct MhaDims {
   float scale = 0;           // Config::scale: the scores' scale, 0 for 1/sqrt(head_dim)
   bool bias[4] = {};     // Q, K, V, output projection has a bias
   bool prepack = false;
+  bool int8_weights = false;  // WeightType::int8: the projections' weights int8 with row scales
   bool weights = false;  // the unfused path (attention weights out) is available
   std::size_t threads = 0;  // scratch slots: tasks forward() splits a stage into, at most
   Position position = Position::none;
@@ -101,6 +103,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.bias[2] = C::bias && pb.v;
   d.bias[3] = C::bias && pb.out;
   d.prepack = C::prepack_weights;
+  d.int8_weights = C::weight_type == WeightType::int8;
   d.weights = C::attention_weights;
   d.threads = C::max_threads;
   d.position = C::position;
@@ -199,17 +202,24 @@ constexpr std::size_t kv_rows_kept(std::size_t held, std::size_t n, std::size_t 
   return held < window - 1 ? held : window - 1;
 }
 
-// Pre-packed projection weights (gemm_f32_pack_b panels of W^T) and their sizes, or all null.
+// Pre-packed projection weights and their sizes, or all null: gemm_f32_pack_b's float panels
+// of W^T, or with int8 weights gemm_w8a32_pack_b's int8 panels (their scales inside).
 struct MhaPacked {
-  const float* w[4];      // W_q, W_k, W_v, W_out
-  std::size_t floats[4];  // floats of each
+  const void* w[4];      // W_q, W_k, W_v, W_out
+  std::size_t bytes[4];  // bytes of each
 };
 
-// Floats of the four packed matrices: W_q^T [d_model x q_dim], W_k^T [kdim x kv_dim],
-// W_v^T [vdim x kv_dim], W_out^T [q_dim x d_model].
+// Bytes of the packed W [n x k] (used as W^T), a multiple of 64 so that the next starts aligned.
+constexpr std::size_t mha_packed_bytes(const MhaDims& d, std::size_t n, std::size_t k) noexcept {
+  const std::size_t b = d.int8_weights ? gemm_w8a32_packed_b_bytes(n, k) : gemm_f32_packed_b_floats(n, k) * sizeof(float);
+  return (b + 63) / 64 * 64;
+}
+
+// Floats an object holds for the four packed matrices: W_q^T [d_model x q_dim], W_k^T [kdim x
+// kv_dim], W_v^T [vdim x kv_dim], W_out^T [q_dim x d_model].
 constexpr std::size_t mha_packed_floats(const MhaDims& d) noexcept {
-  return gemm_f32_packed_b_floats(d.q_dim(), d.d_model) + gemm_f32_packed_b_floats(d.kv_dim(), d.kdim) +
-         gemm_f32_packed_b_floats(d.kv_dim(), d.vdim) + gemm_f32_packed_b_floats(d.d_model, d.q_dim());
+  return (mha_packed_bytes(d, d.q_dim(), d.d_model) + mha_packed_bytes(d, d.kv_dim(), d.kdim) +
+          mha_packed_bytes(d, d.kv_dim(), d.vdim) + mha_packed_bytes(d, d.d_model, d.q_dim())) / sizeof(float);
 }
 
 // Tiles of the fused path: query rows and keys per block (multiples of every micro-kernel tile).
@@ -300,37 +310,46 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
 
 // The stages a Config's pass can run beyond the projections, the cache's, attention and the
 // output projection, one bit each (the norms with the residual; RoPE; xPos; QK-norm; the flat
-// head split). forward() calls mha_forward_staged<mha_stages<Config>()>: on builds of one
-// variant its code references only those stages, so a firmware links no other (x86's run-time
+// head split), and whether its projections' weights are int8. forward() calls
+// mha_forward_staged<mha_stages<Config>()>: on builds of one variant its code references only
+// those stages and that weight type's GEMMs, so a firmware links no other (x86's run-time
 // dispatch runs the whole pass, mha_forward).
 inline constexpr unsigned mha_stage_norm = 1, mha_stage_rope = 2, mha_stage_xpos = 4, mha_stage_qk_norm = 8,
-                          mha_stage_flat = 16, mha_stages_all = 31;
+                          mha_stage_flat = 16, mha_stage_int8 = 32, mha_stages_all = 31;
 template <class C>
 constexpr unsigned mha_stages() noexcept {
   return (C::norm != NormPlacement::none ? mha_stage_norm : 0u) | (C::position == Position::rope ? mha_stage_rope : 0u) |
          (C::position == Position::xpos ? mha_stage_xpos : 0u) | (C::qk_norm != QkNorm::none ? mha_stage_qk_norm : 0u) |
-         (C::head_split == HeadSplit::flat_view ? mha_stage_flat : 0u);
+         (C::head_split == HeadSplit::flat_view ? mha_stage_flat : 0u) |
+         (C::weight_type == WeightType::int8 ? mha_stage_int8 : 0u);
 }
 
-// mha_forward for dims whose Config's stages are among Stages (mha_stages), for every Stages in
-// 0 .. mha_stages_all.
+// mha_forward for dims whose Config's stages are among Stages (mha_stages) and whose weight type
+// is Stages' (mha_stage_int8), for every Stages in 0 .. 63.
 template <unsigned Stages>
 Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                           const MhaPositions& positions, ArenaRef& arena,
                           const AttentionShape& shape, Span<const float> query, Span<const float> key,
                           Span<const float> value, Span<float> out, const ForwardOptions& options,
                           const KvCacheView* cache) noexcept;
-// Instantiates mha_forward_staged for every stage set: X(0) .. X(31).
-#define EMHA_FOR_EACH_STAGE_SET(X)                                                                  \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) \
-  X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+// Instantiates mha_forward_staged for every stage set: X(0) .. X(63).
+#define EMHA_FOR_EACH_STAGE_SET_32(X, o)                                                                     \
+  X(o + 0) X(o + 1) X(o + 2) X(o + 3) X(o + 4) X(o + 5) X(o + 6) X(o + 7) X(o + 8) X(o + 9) X(o + 10)       \
+  X(o + 11) X(o + 12) X(o + 13) X(o + 14) X(o + 15) X(o + 16) X(o + 17) X(o + 18) X(o + 19) X(o + 20)       \
+  X(o + 21) X(o + 22) X(o + 23) X(o + 24) X(o + 25) X(o + 26) X(o + 27) X(o + 28) X(o + 29) X(o + 30) X(o + 31)
+#define EMHA_FOR_EACH_STAGE_SET(X) EMHA_FOR_EACH_STAGE_SET_32(X, 0) EMHA_FOR_EACH_STAGE_SET_32(X, 32)
 #define EMHA_INSTANTIATE_STAGED(n) template decltype(mha_forward_staged<n>) mha_forward_staged<n>;
 
-// The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref).
+// The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref): float weights,
+// and (mha_forward_ref_int8) int8 ones (gemm_w8a32_ref), apart so that a layer links one.
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                        ArenaRef& arena,
                        const AttentionShape& shape, Span<const float> query, Span<const float> key,
                        Span<const float> value, Span<float> out, const ForwardOptions& options,
                        const KvCacheView* cache) noexcept;
+Status mha_forward_ref_int8(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
+                            ArenaRef& arena, const AttentionShape& shape, Span<const float> query,
+                            Span<const float> key, Span<const float> value, Span<float> out,
+                            const ForwardOptions& options, const KvCacheView* cache) noexcept;
 
 }  // namespace emha::detail
