@@ -7,6 +7,7 @@
 
 #include "emha/kernels/gemm.hpp"
 #include "isa.hpp"
+#include "kernels/gemm_ukernel.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -44,6 +45,19 @@ template <std::size_t MR, class Tile>
   } else if (tail) {
     tile(i, tail);
   }
+}
+
+// The mc rows of one panel ([kc][NR] of TB: float, or int8 widened as loaded) summed in k
+// blocks (GemmOptions::k_blocks), out of line: decided once per panel, so the drivers' one-chain
+// tile loop keeps its code (a branch per tile cost the aarch64 GEMM 2% of its instructions at
+// 64^3, bench/icount/gemm_icount.sh). One definition for both drivers.
+template <class TB>
+[[gnu::noinline, gnu::flatten]] void panel_blocked(std::size_t kc, const float* a, std::size_t lda, const TB* panel,
+                                                   float* c, std::size_t ldc, std::size_t mc, std::size_t nr,
+                                                   const GemmEpilogue& e) noexcept {
+  for (std::size_t ir = 0; ir < mc; ir += gemm_mr)
+    gemm_ukernel_blocked(simd::arch{}, kc, a + ir * lda, lda, panel, c + ir * ldc, ldc, gemm_min(gemm_mr, mc - ir), nr,
+                         e);
 }
 
 }  // namespace EMHA_ISA

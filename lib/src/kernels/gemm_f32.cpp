@@ -99,18 +99,6 @@ bool packed_b_fits(std::size_t n, std::size_t k, std::size_t floats) noexcept {
   }
 }
 
-// The mc rows of one panel summed in k blocks (GemmOptions::k_blocks), out of line: decided once
-// per panel, so gemm_blocked's one-chain tile loop keeps its code (a branch per tile cost the aarch64
-// GEMM 2% of its instructions at 64^3, bench/icount/gemm_icount.sh).
-[[gnu::noinline, gnu::flatten]] void gemm_panel_blocked(std::size_t kc, const float* a, std::size_t lda,
-                                                        const float* panel, float* c, std::size_t ldc,
-                                                        std::size_t mc, std::size_t nr,
-                                                        const detail::GemmEpilogue& e) noexcept {
-  for (std::size_t ir = 0; ir < mc; ir += gemm_mr)
-    detail::gemm_ukernel_blocked(simd::arch{}, kc, a + ir * lda, lda, panel, c + ir * ldc, ldc,
-                                 gemm_min(gemm_mr, mc - ir), nr, e);
-}
-
 // How a panel of C's columns is computed: panel_path() chooses, gemm_blocked calls that path's
 // function (the tiles path: row_tiles over gemm_ukernel).
 enum class PanelPath : unsigned char {
@@ -204,7 +192,7 @@ void gemm_blocked(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1, 
                                        first && o.bias ? o.bias + jc + jr : nullptr};
           switch (path) {  // the tiles path (and the packing tile's other rows) below
             case PanelPath::blocked:
-              gemm_panel_blocked(kc, a + ic * lda + pc, lda, panel, c + ic * ldc + jc + jr, ldc, mc, nr, e);
+              panel_blocked(kc, a + ic * lda + pc, lda, panel, c + ic * ldc + jc + jr, ldc, mc, nr, e);
               continue;
             case PanelPath::narrow:
             case PanelPath::narrow_in_place:

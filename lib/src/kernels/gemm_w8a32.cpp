@@ -83,17 +83,6 @@ bool float_aligned(const void* p) noexcept {
   return reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0;
 }
 
-// The mc rows of one panel summed in k blocks (GemmOptions::k_blocks), out of line as gemm_f32's.
-template <class TB>
-[[gnu::noinline, gnu::flatten]] void panel_blocked(std::size_t kc, const float* a, std::size_t lda,
-                                                   const TB* panel, float* c, std::size_t ldc,
-                                                   std::size_t mc, std::size_t nr,
-                                                   const GemmEpilogue& e) noexcept {
-  for (std::size_t ir = 0; ir < mc; ir += gemm_mr)
-    detail::gemm_ukernel_blocked(simd::arch{}, kc, a + ir * lda, lda, panel, c + ir * ldc, ldc,
-                                 gemm_min(gemm_mr, mc - ir), nr, e);
-}
-
 // The mc rows of one panel ([kc][NR] of TB): MR-row tiles, or k blocks.
 template <class TB>
 void panel_rows(std::size_t kc, const float* a, std::size_t lda, const TB* panel, float* c,
