@@ -12,7 +12,7 @@ any problem was found:
   spdx   a source file (.cpp .hpp .h .c .cmake .cmake.in .py .sh .ld, CMakeLists.txt, any file
          under .ci/) without "SPDX-License-Identifier: Apache-2.0" in its first 3 lines.
          Generated data is not looked at: folders named fixtures, seed_fixtures,
-         feature_fixtures or corpus.
+         feature_fixtures, w8_fixtures or corpus.
   note   in lib/ and README.md, a lab note: "session N", "issue #N", "this machine" or
          "no board here" (any case), which mean nothing to a reader of the released tree.
   path   in lib/, a comment (or a Python docstring) naming a file of the tree (a token ending in
@@ -35,7 +35,7 @@ DEFAULT_PATHS = ["CMakeLists.txt", ".ci", "bench", "lib", "ports", "tests", "too
 SPDX = "SPDX-License-Identifier: Apache-2.0"
 SPDX_LINES = 3
 # Folders of generated data (fixture headers and blobs, fuzz corpus): never source.
-GENERATED_DIRS = {"fixtures", "seed_fixtures", "feature_fixtures", "corpus"}
+GENERATED_DIRS = {"fixtures", "seed_fixtures", "feature_fixtures", "w8_fixtures", "corpus"}
 # Never part of the tree: build outputs and caches.
 SKIP_DIRS = {".git", "build", "__pycache__"}
 

@@ -396,6 +396,9 @@ void run_int8_fixture() {
   }
   EMHA_CHECK(s8 == emha::Status::ok);
   EMHA_CHECK(sf == emha::Status::ok);
+  // The int8 panels dequantize to exactly the float layer's weights (float(q) * scale) and both
+  // layers run the same pre-packed tiles in the same order: the same bits.
+  EMHA_CHECK(vs_float == 0);
   EMHA_MESSAGE("int8 weights, " << F::name << ": the quantization moved the float64 output by up to " << quantization
                                 << "; emha int8 vs emha float on the dequantized weights: max |difference| "
                                 << vs_float);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One gemm_w8a32 case against its scalar reference and float64 (gemm_w8a32_ref<double>: float64
-// of F.linear(x, w.float() * scale[:, None], b)), for the shared test (test_gemm_w8a32.cpp) and
-// the host's larger cases (test_gemm_w8a32_host.cpp); gemm_w8a32_prepacked bit for bit as it.
+// of F.linear(x, wd, b) with wd = w.float() * scale[:, None] in float32), for the shared test
+// (test_gemm_w8a32.cpp) and the host's larger cases (test_gemm_w8a32_host.cpp);
+// gemm_w8a32_prepacked bit for bit as it.
 //
-// Tolerance: gemm_check.hpp's bound with one more rounding (the scale's multiply), the products
-// a_p * float(w_p) exact inputs to the float sum:
-//   |c - c_exact| <= (k + 4) * u * (|alpha| |scale_j| sum_p |a_p w_p| + |bias_j| + |beta c_j|).
+// Tolerance: gemm_check.hpp's bound on the dequantized weights wd_p (exact inputs to the float
+// sum: both sides round float(q) * scale the same way):
+//   |c - c_exact| <= (k + 4) * u * (|alpha| sum_p |a_p wd_p| + |bias_j| + |beta c_j|).
 
 #include <cmath>
 #include <cstddef>
@@ -102,9 +103,10 @@ inline void check_w8a32(const W8Case& t, std::uint64_t seed, const W8Buffers& bu
         bad += buf.c[idx] != buf.c0[idx];
         continue;
       }
-      double mag = 0;  // sum_p |a_p w_p|
-      for (std::size_t p = 0; p < t.k; ++p) mag += std::fabs(double(buf.a[i * lda + p]) * double(buf.w[j * ldw + p]));
-      const double scale = std::fabs(opt.alpha) * std::fabs(double(buf.scale[j])) * mag +
+      double mag = 0;  // sum_p |a_p wd_p|
+      for (std::size_t p = 0; p < t.k; ++p)
+        mag += std::fabs(double(buf.a[i * lda + p]) * double(float(buf.w[j * ldw + p]) * buf.scale[j]));
+      const double scale = std::fabs(opt.alpha) * mag +
                            (opt.bias ? std::fabs(opt.bias[j]) : 0.0) + std::fabs(double(opt.beta) * buf.c0[idx]);
       const double bound = double(t.k + 4) * u32 * scale;
       bad += !(std::fabs(double(buf.c[idx]) - double(buf.c64[idx])) <= bound);

@@ -31,6 +31,7 @@ struct SimdKernels {
   // (group_attention.hpp), through gemm_f32_rows: not where the stack is the budget (Cortex-M,
   // simd::lean_stack: head by head keeps its stack within budget).
   static constexpr bool stack_groups = !simd::lean_stack;
+  static constexpr bool packed_weights = true;  // runs pre-packed panels (MhaPacked) when given
 #define EMHA_KERNEL(name, Ret, params, args) \
   static Ret name params noexcept { return detail::name args; }
 #define EMHA_KERNEL_PACKING(name, Ret, params, args)
@@ -40,6 +41,8 @@ struct SimdKernels {
 struct RefKernels {
   using types = F32Types;
   static constexpr bool stack_groups = false;  // the oracle attends head by head, whatever the build
+  // The oracle is never given pre-packed panels: its products link no pre-packed GEMM.
+  static constexpr bool packed_weights = false;
 #define EMHA_KERNEL(name, Ret, params, args) \
   static Ret name params noexcept { return name##_ref args; }
 #define EMHA_KERNEL_PACKING(name, Ret, params, args)

@@ -138,7 +138,8 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
   const bool q8 = d.int8_weights;
   const void* src[4] = {p.w[0], p.w[1], p.w[2],
                         q8 ? static_cast<const void*>(w.out_proj_weight_int8.data) : w.out_proj_weight.data};
-  const float* scale[4] = {p.scale[0], p.scale[1], p.scale[2], w.out_proj_weight_scale.data};
+  const float* scale[4] = {q8 ? in_proj_scale(d, w, 0) : nullptr, q8 ? in_proj_scale(d, w, 1) : nullptr,
+                           q8 ? in_proj_scale(d, w, 2) : nullptr, w.out_proj_weight_scale.data};
   const std::size_t in[4] = {p.ld[0], p.ld[1], p.ld[2], d.q_dim()};
   auto* at = reinterpret_cast<unsigned char*>(packed);
   MhaPacked out{};
@@ -158,16 +159,27 @@ MhaPacked mha_pack_weights(const MhaDims& d, const MhaWeights& w, float* packed)
   return out;
 }
 
+namespace {
+// Every stage, for one weight type: out of line, so that mha_forward's frame holds neither
+// pass (both inlined into it took Cortex-M over its stack budget) and calls one by tail call.
+template <unsigned Stages>
+[[gnu::noinline]] Status forward_all(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
+                                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
+                                     Span<const float> query, Span<const float> key, Span<const float> value,
+                                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return forward_pass<SimdKernels, Stages>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+}
+}  // namespace
+
 // The whole pass, for either weight type (x86's run-time dispatch, and the reference).
 Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     Span<const float> query, Span<const float> key, Span<const float> value,
                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
   if (d.int8_weights)
-    return forward_pass<SimdKernels, mha_stages_all | mha_stage_int8>(d, w, packed, positions, arena, sh, query, key,
-                                                                      value, out, o, cache);
-  return forward_pass<SimdKernels, mha_stages_all>(d, w, packed, positions, arena, sh, query, key, value, out, o,
-                                                  cache);
+    return forward_all<mha_stages_all | mha_stage_int8>(d, w, packed, positions, arena, sh, query, key, value, out,
+                                                        o, cache);
+  return forward_all<mha_stages_all>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
 }
 
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <type_traits>
 
 #include "attention/kernel_set.hpp"
 #include "attention/return_on_error.hpp"
@@ -86,7 +87,7 @@ Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, c
 }
 
 // C[m x n] = A W^T (+ bias) (+ beta C) with W [n x k] in place (ldw) or pre-packed (packed
-// non-null): float, or with int8 weights (run_product's Int8) int8 with a scale per row of W.
+// non-null): float, or int8 (ProductW8).
 struct Product {
   std::size_t m, n, k;
   const float* a;
@@ -95,7 +96,6 @@ struct Product {
   std::size_t ldw;
   const void* packed;  // gemm_f32_pack_b's or gemm_w8a32_pack_b's panels, or null
   std::size_t packed_bytes;
-  const float* scale;  // int8 in place: W's row scales [n]
   const float* bias;
   float* c;
   std::size_t ldc;
@@ -103,11 +103,19 @@ struct Product {
   bool k_blocks = false;  // GemmOptions::k_blocks
 };
 
+// A product with int8 weights: W's row scales [n] as well (in place; pre-packed panels hold their
+// own). A type of its own so that the float products' frames keep their size (Cortex-M stack).
+struct ProductW8 : Product {
+  const float* scale;
+};
+template <bool Int8>
+using ProductOf = std::conditional_t<Int8, ProductW8, Product>;
+
 // A product in column blocks, two per task when split (multiples of gemm_max_nr wide: the same
 // panels, so the same bits, as one call; two, so that a task on a slower core hands one over).
 // Int8: W is int8 (gemm_w8a32); a compile-time choice, so that a float layer links no int8 GEMM.
 template <class K, bool Int8>
-Status run_product(const Product& p, const TaskSlots& slots) noexcept {
+Status run_product(const ProductOf<Int8>& p, const TaskSlots& slots) noexcept {
   const std::size_t w_bytes = Int8 ? 1 : sizeof(float);
   const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k, sizeof(float) * p.m * p.k + w_bytes * p.n * p.k);
   const std::size_t parts = tasks > 1 ? 2 * tasks : 1;
@@ -119,17 +127,21 @@ Status run_product(const Product& p, const TaskSlots& slots) noexcept {
     const std::size_t j0 = i * width, j1 = mha_min(p.n, j0 + width);
     const GemmOptions o{1.0f, p.beta, p.bias ? p.bias + (p.packed ? 0 : j0) : nullptr, p.k_blocks};
     if constexpr (Int8) {
-      if (p.packed)  // never on the reference path, which is given no packed weights
-        return detail::gemm_w8a32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
-                                                    static_cast<const std::int8_t*>(p.packed), p.packed_bytes,
-                                                    p.c, p.ldc, o);
+      if constexpr (K::packed_weights) {
+        if (p.packed)
+          return detail::gemm_w8a32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
+                                                      static_cast<const std::int8_t*>(p.packed),
+                                                      p.packed_bytes, p.c, p.ldc, o);
+      }
       return K::gemm_w8a32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const std::int8_t*>(p.w) + j0 * p.ldw,
                            p.ldw, p.scale + j0, p.c + j0, p.ldc, arena, o);
     } else {
-      if (p.packed)
-        return detail::gemm_f32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
-                                                  static_cast<const float*>(p.packed),
-                                                  p.packed_bytes / sizeof(float), p.c, p.ldc, o);
+      if constexpr (K::packed_weights) {
+        if (p.packed)
+          return detail::gemm_f32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
+                                                    static_cast<const float*>(p.packed),
+                                                    p.packed_bytes / sizeof(float), p.c, p.ldc, o);
+      }
       return K::gemm_f32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const float*>(p.w) + j0 * p.ldw, p.ldw,
                          Trans::transpose, p.c + j0, p.ldc, arena, o);
     }

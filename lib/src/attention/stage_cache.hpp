@@ -60,10 +60,10 @@ template <class K, bool Int8>
   float* const k = s.qkv + d.proj_col(1);
   const Rows<const float> xk = rows_of(s.in_k, b, skv, d.kdim, s.sh);
   if (fused_kv(d, s.packed, s.in_k, s.in_v)) {
-    EMHA_TRY((project<K, Int8>(d, p, s.packed, 1, 2, xk, skv, k, ld, s.slots)));
+    EMHA_TRY((project<K, Int8>(d, s.w, p, s.packed, 1, 2, xk, skv, k, ld, s.slots)));
   } else {
-    EMHA_TRY((project<K, Int8>(d, p, s.packed, 1, 1, xk, skv, k, ld, s.slots)));
-    EMHA_TRY((project<K, Int8>(d, p, s.packed, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, k + d.kv_dim(), ld,
+    EMHA_TRY((project<K, Int8>(d, s.w, p, s.packed, 1, 1, xk, skv, k, ld, s.slots)));
+    EMHA_TRY((project<K, Int8>(d, s.w, p, s.packed, 2, 1, rows_of(s.in_v, b, skv, d.vdim, s.sh), skv, k + d.kv_dim(), ld,
                         s.slots)));
   }
   store_rows(s, b, 0, skv);

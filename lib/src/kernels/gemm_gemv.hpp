@@ -15,8 +15,9 @@ namespace emha::detail {
 inline namespace EMHA_ISA {
 
 // c[0 .. P * NR) = a[0 .. kc) * the P panels ([kc][NR] each, `stride` elements apart), through e
-// (its bias and scale, if any, are the first panel's; alpha, beta as the tile's). TB: the panels'
-// element type, float or int8 (widened as loaded, gemm_ukernel_f32's).
+// (its bias and an int8 panel's scales are the first panel's, P * NR of them readable; alpha,
+// beta as the tile's). TB: the panels' element type, float or int8 (dequantized as loaded,
+// gemm_ukernel_f32's).
 template <bool Blocked, std::size_t P = gemm_target.gemv_panels, std::size_t NV = gemm_nv, class TB = float>
 [[gnu::noinline]] void gemm_gemv_f32(std::size_t kc, const float* a, const TB* b, std::size_t stride,
                                      float* c, const GemmEpilogue& e) noexcept {
@@ -32,7 +33,7 @@ template <bool Blocked, std::size_t P = gemm_target.gemv_panels, std::size_t NV 
       for (std::size_t q = 0; q < P; ++q)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v)
-          acc[q][0][v] = simd::fmadd(av, gemm_load_b(b + q * stride + p * NR + v * L), acc[q][0][v]);
+          acc[q][0][v] = simd::fmadd(av, gemm_load_b(b + q * stride + p * NR + v * L, e.scale, q * NR + v * L), acc[q][0][v]);
     }
   };
   if constexpr (Blocked) {  // gemm_ukernel_f32's blocks: total = block 0, then + each later one
@@ -62,8 +63,7 @@ template <bool Blocked, std::size_t P = gemm_target.gemv_panels, std::size_t NV 
     steps(0, kc);
   }
   for (std::size_t q = 0; q < P; ++q) {
-    const GemmEpilogue eq{e.alpha, e.beta, e.bias ? e.bias + q * NR : nullptr,
-                          e.scale ? e.scale + q * NR : nullptr};
+    const GemmEpilogue eq{e.alpha, e.beta, e.bias ? e.bias + q * NR : nullptr};
     gemm_store_tile(acc[q], c + q * NR, NR, 1, NR, eq);
   }
 }

@@ -17,25 +17,24 @@ inline namespace EMHA_ISA {
 
 inline constexpr unsigned gemm_k_unroll = gemm_target.k_unroll;
 
-// How the tile's result lands in C: c = alpha * (scale * acc) (+ bias) (+ beta * c), or
-// alpha * acc (+ bias) (+ beta * c) without a scale (gemm_f32: the same operations as before
-// scales existed, so the same bits).
+// How the tile's result lands in C: c = alpha * acc (+ bias) (+ beta * c). `scale` belongs to
+// the panel, not to the epilogue: an int8 panel's column scales (W8A32), which the tiles multiply
+// into each widened vector of B before its FMAs (gemm_load_b); float panels ignore it.
 struct GemmEpilogue {
   GemmEpilogue(float alpha_, float beta_, const float* bias_, const float* scale_ = nullptr) noexcept
       : alpha(alpha_), beta(beta_), bias(bias_), scale(scale_),
-        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_ && !scale_) {}
+        plain(alpha_ == 1.0f && beta_ == 0.0f && !bias_) {}
   float alpha;
   float beta;          // 0: C not read
   const float* bias;   // already offset to the tile's first column, or null
-  const float* scale;  // per column (W8A32's per output channel), offset as bias, or null
+  const float* scale;  // an int8 panel's column scales, offset as bias, NR readable (zero padded)
   bool plain;          // c = acc: decided once per panel, not per tile
 };
 
-// One output's epilogue, for the partial tiles' scalar loops: alpha * (scale[j] *) x + ... with
-// the full tiles' vector operations in the same order (beta's term fused where `fused_beta`).
+// One output's epilogue, for the partial tiles' scalar loops: alpha * x + ... with the full
+// tiles' vector operations in the same order (beta's term fused where `fused_beta`).
 template <bool fused_beta = false>
 inline float gemm_epilogue_at(const GemmEpilogue& e, float x, std::size_t j, const float* cp) noexcept {
-  if (e.scale) x = e.scale[j] * x;
   x = e.alpha * x;
   if (e.bias) x += e.bias[j];
   if (e.beta != 0.0f) x = fused_beta ? simd::fmadd(e.beta, *cp, x) : x + e.beta * *cp;
@@ -65,7 +64,7 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) {
         float* cp = c + r * ldc + v * L;
-        vf32 x = e.scale ? acc[r][v] * simd::load(e.scale + v * L) * alpha : acc[r][v] * alpha;
+        vf32 x = acc[r][v] * alpha;
         if (e.bias) x = x + simd::load(e.bias + v * L);
         if (e.beta != 0.0f) x = simd::fmadd(beta, simd::load(cp), x);
         simd::store(cp, x);
@@ -89,9 +88,15 @@ inline void gemm_store_tile(simd::vf32 (&acc)[MR][NV], float* c, std::size_t ldc
   }
 }
 
-// A vector of a panel of op(B): floats, or int8 widened to floats.
-inline simd::vf32 gemm_load_b(const float* p) noexcept { return simd::load(p); }
-inline simd::vf32 gemm_load_b(const std::int8_t* p) noexcept { return simd::load_s8(p); }
+// The vector of a panel of op(B) at p, its first column `col` of the panel, as floats: a float
+// panel's own; an int8 panel's values widened (exact) times their columns' scales
+// (scale[col ..], rounded once): float(q) * scale[j], the dequantized weight (W8A32).
+inline simd::vf32 gemm_load_b(const float* p, const float* /*scale*/, std::size_t /*col*/) noexcept {
+  return simd::load(p);
+}
+inline simd::vf32 gemm_load_b(const std::int8_t* p, const float* scale, std::size_t col) noexcept {
+  return simd::load_s8(p) * simd::load(scale + col);
+}
 
 // Where a tile reads its panel of op(B), [kc][NV vectors], and what else it does with it.
 enum class BRead {
@@ -115,8 +120,9 @@ enum class BRead {
 // the registers, added in order to a running total in L1. A separate instantiation: the one-chain
 // kernel's code stays what it was (a branch in its loop cost 3-7% at 64^3, bench/ab/ab.sh).
 //
-// TB: the panel's element type: float, or int8 (W8A32's packed weights), each vector widened to
-// floats as it is loaded (exact), so each output is the same FMA chain as from a float panel.
+// TB: the panel's element type: float, or int8 (W8A32's packed weights), each vector dequantized
+// as it is loaded (gemm_load_b: e.scale), so each output is the same FMA chain as from a float
+// panel of the dequantized weights.
 template <std::size_t MR = gemm_mr, std::size_t NV = gemm_nv, BRead R = BRead::packed,
           bool Blocked = false, class TB = float>
 inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, const TB* b,
@@ -148,7 +154,7 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
       vf32 bv[NV];
 #pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) {
-        bv[v] = gemm_load_b(b + v * L);
+        bv[v] = gemm_load_b(b + v * L, e.scale, v * L);
         if constexpr (Pack) simd::store(bp + v * L, bv[v]);
       }
 #pragma GCC unroll 8

@@ -17,7 +17,7 @@ inline namespace EMHA_ISA {
 // c[m x n] = alpha * a[m x kc] bp[kc x n] (+ bias) (+ beta * c), 1 <= m <= gemm_mr, n <= gemm_nr,
 // kc >= 1: a rows lda apart, bp a packed panel [kc][gemm_nr], c rows ldc apart. Out of line: one
 // frame on the stack chain.
-// TB: the panel's element type (float, or int8 widened as loaded: gemm_ukernel_f32's).
+// TB: the panel's element type (float, or int8 dequantized as loaded: gemm_ukernel_f32's).
 template <class TB = float>
 [[gnu::noinline]] void gemm_ukernel_compact(std::size_t kc, const float* a, std::size_t lda,
                                             const TB* bp, float* c, std::size_t ldc,
@@ -36,7 +36,7 @@ template <class TB = float>
   do {  // kc >= 1: one compare and one branch per k step
     vf32 bv[NV];
 #pragma GCC unroll 4
-    for (std::size_t v = 0; v < NV; ++v) bv[v] = gemm_load_b(bp + v * L);
+    for (std::size_t v = 0; v < NV; ++v) bv[v] = gemm_load_b(bp + v * L, e.scale, v * L);
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
       const auto av = simd::splat_operand(*ar[r]++);

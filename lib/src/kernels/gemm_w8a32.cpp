@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// W8A32 GEMM (emha/kernels/gemm_w8a32.hpp): C = alpha * (scale * A W^T) (+ bias) (+ beta * C)
-// with W int8 [n x k]. gemm_f32's blocked loops (the BLIS order: columns by NC, k by KC, rows by
+// W8A32 GEMM (emha/kernels/gemm_w8a32.hpp): C = alpha * A (scale * W)^T (+ bias) (+ beta * C)
+// with W int8 [n x k], each weight dequantized as float(q) * scale[j] (rounded to float). gemm_f32's blocked loops (the BLIS order: columns by NC, k by KC, rows by
 // MC, then one NR-column panel of W^T at a time) over panels of W^T:
-//   in place    W's rows packed as floats (exact) into the caller's scratch: each panel just
+//   in place    W's rows packed as dequantized floats into the caller's scratch: each panel just
 //               before its tiles when the rows run as one block (gemm_per_panel), else a block
 //               of panels once for all row blocks (gemm_f32's scratch, its sizes).
-//   pre-packed  the int8 panels of gemm_w8a32_pack_b, widened to floats as the tiles load them
-//               (simd::load_s8); one row of C (a decode step) over gemm_target.gemv_panels
+//   pre-packed  the int8 panels of gemm_w8a32_pack_b, dequantized as the tiles load them
+//               (gemm_load_b: widened by simd::load_s8, times the column scales); one row of C (a decode step) over gemm_target.gemv_panels
 //               panels side by side (gemm_gemv.hpp), which sums as the tiles do.
-// Both run the portable tile (gemm_ukernel_portable) over the same panels and fold the scale
-// into its epilogue (GemmEpilogue::scale: alpha * (scale_j * acc)): each output is the same FMA
-// chain over k in the same order, so in place and pre-packed give the same bits.
+// Both run the portable tile (gemm_ukernel_portable) over the same dequantized weights
+// (float(q) * scale[j], one rounding either way): each output is gemm_f32's FMA chain over k in
+// the same order, so in place and pre-packed give the same bits, and the bits of gemm_f32 on the
+// dequantized W where gemm_f32 takes the same tiles.
 
 #include <cstdint>
 #include <cstring>
@@ -30,7 +31,8 @@ inline namespace EMHA_ISA {
 namespace {
 
 // One panel of op(B) = W^T: `cols` <= NR rows of W (kc int8 from w, rows ldw apart) ->
-// bp[kc][NR] as T (float: exact, or int8), columns past `cols` zero.
+// bp[kc][NR] as T, columns past `cols` zero: float, dequantized (float(q) * scale[q], scale[0 ..
+// cols) the rows' scales), or int8 as stored (scale unread: the tiles apply it).
 // Floats go through T x T blocks (T = simd::transpose_block): T rows of T int8 widened into a
 // local block, transposed into the panel (gemm_f32's B^T packing); in place, a decode step's
 // product packs every weight it reads (element by element, the packing took 3x the GEMV).
@@ -38,7 +40,7 @@ namespace {
 // panels in the firmware tests, and the scalar build gains nothing from blocks.
 template <class T>
 void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::size_t ldw,
-                  T* bp) noexcept {
+                  const float* scale, T* bp) noexcept {
   std::size_t kc_t = 0, cols_t = 0;
   if constexpr (std::is_same<T, float>::value && simd::enabled && !simd::is_mve) {
     constexpr std::size_t B = simd::transpose_block;
@@ -48,21 +50,28 @@ void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::s
       for (std::size_t q = 0; q < cols_t; q += B) {
         float block[B * B];
         for (std::size_t r = 0; r < B; ++r)
-          for (std::size_t i = 0; i < B; ++i) block[r * B + i] = float(w[(q + r) * ldw + p + i]);
+          for (std::size_t i = 0; i < B; ++i) block[r * B + i] = float(w[(q + r) * ldw + p + i]) * scale[q + r];
         simd::transpose_block_f32(block, B, bp + p * gemm_nr + q, gemm_nr);
       }
   }
   for (std::size_t p = 0; p < kc; ++p) {
-    for (std::size_t q = p < kc_t ? cols_t : 0; q < cols; ++q) bp[p * gemm_nr + q] = T(w[q * ldw + p]);
+    for (std::size_t q = p < kc_t ? cols_t : 0; q < cols; ++q) {
+      if constexpr (std::is_same<T, float>::value)
+        bp[p * gemm_nr + q] = float(w[q * ldw + p]) * scale[q];
+      else
+        bp[p * gemm_nr + q] = w[q * ldw + p];
+    }
     for (std::size_t q = cols; q < gemm_nr; ++q) bp[p * gemm_nr + q] = T(0);
   }
 }
 
-// W's rows [0, nc) (k block at w: kc int8 each) -> bp[panel][kc][NR], one panel after another.
+// W's rows [0, nc) (k block at w: kc int8 each; scale[0 .. nc) theirs) -> bp[panel][kc][NR],
+// one panel after another.
 template <class T>
-void pack_w_block(std::size_t kc, std::size_t nc, const std::int8_t* w, std::size_t ldw, T* bp) noexcept {
+void pack_w_block(std::size_t kc, std::size_t nc, const std::int8_t* w, std::size_t ldw,
+                  const float* scale, T* bp) noexcept {
   for (std::size_t j = 0; j < nc; j += gemm_nr, bp += kc * gemm_nr)
-    pack_w_panel(kc, gemm_min(gemm_nr, nc - j), w + j * ldw, ldw, bp);
+    pack_w_panel(kc, gemm_min(gemm_nr, nc - j), w + j * ldw, ldw, scale + j, bp);
 }
 
 // Bytes of the scales and of the int8 panels of W [n x k] in this build's panel width.
@@ -116,9 +125,10 @@ std::size_t row_gemv(std::size_t kc, const std::int8_t* block, std::size_t nc, c
 }
 
 // The blocked loops for columns [j0, j1) of C (j0 a multiple of NR; the whole product: 0, n).
-// InPlace: w is W (rows ldw apart), its panels packed as floats into bp (scratch: one panel, or
-// one block of min(n, nc) columns). Otherwise w is the packed panels (k block pc at
-// w + pc * n_padded, its panel for column j at + j * kc) and bp is unused.
+// InPlace: w is W (rows ldw apart), its panels packed as dequantized floats into bp (scratch:
+// one panel, or one block of min(n, nc) columns). Otherwise w is the packed panels (k block pc
+// at w + pc * n_padded, its panel for column j at + j * kc), scale holds n_padded floats (zero
+// past n) and bp is unused.
 template <bool InPlace>
 void w8_blocked(std::size_t m, std::size_t n_padded, std::size_t j0, std::size_t j1, std::size_t k,
                 const float* a, std::size_t lda, const std::int8_t* w, std::size_t ldw,
@@ -133,7 +143,7 @@ void w8_blocked(std::size_t m, std::size_t n_padded, std::size_t j0, std::size_t
       const bool per_panel = InPlace && gemm_per_panel(m, kc);
       const TB* block;
       if constexpr (InPlace) {
-        if (!per_panel) pack_w_block(kc, nc, w + jc * ldw + pc, ldw, bp);
+        if (!per_panel) pack_w_block(kc, nc, w + jc * ldw + pc, ldw, scale + jc, bp);
         block = bp;
       } else {
         block = w + pc * n_padded + jc * kc;
@@ -154,10 +164,12 @@ void w8_blocked(std::size_t m, std::size_t n_padded, std::size_t j0, std::size_t
         }
         for (std::size_t jr = jr0; jr < nc; jr += gemm_nr) {
           const std::size_t nr = gemm_min(gemm_nr, nc - jr);
-          if (per_panel) pack_w_panel(kc, nr, w + (jc + jr) * ldw + pc, ldw, bp);
+          if (per_panel) pack_w_panel(kc, nr, w + (jc + jr) * ldw + pc, ldw, scale + jc + jr, bp);
           const TB* panel = per_panel ? block : block + jr * kc;
+          // Float panels are already dequantized: their tiles take no scales.
           const GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
-                               first && o.bias ? o.bias + jc + jr : nullptr, scale + jc + jr};
+                               first && o.bias ? o.bias + jc + jr : nullptr,
+                               InPlace ? nullptr : scale + jc + jr};
           panel_rows(kc, ai, lda, panel, ci + jr, ldc, mc, nr, e, o.k_blocks);
         }
       }
@@ -204,7 +216,7 @@ Status gemm_w8a32_pack_b(std::size_t n, std::size_t k, const std::int8_t* w, std
   std::int8_t* panels = packed + s.scale_bytes;
   for (std::size_t pc = 0; pc < k; pc += gemm_kc) {
     const std::size_t kc = gemm_min(gemm_kc, k - pc);
-    pack_w_block(kc, n, w + pc, ldw, panels + pc * s.n_padded);
+    pack_w_block(kc, n, w + pc, ldw, scale, panels + pc * s.n_padded);
   }
   return Status::ok;
 }

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // W8A32 GEMM: float activations times int8 weights with one float scale per output channel.
-//   C[m x n] = alpha * (scale[j] * acc[i][j]) (+ bias[j]) (+ beta * C),
-//   acc[i][j] = sum_p a[i][p] * float(w[j][p])
+//   C[m x n] = alpha * acc[i][j] (+ bias[j]) (+ beta * C),
+//   acc[i][j] = sum_p a[i][p] * wd[j][p],   wd[j][p] = float(w[j][p]) * scale[j] (rounded to float)
 // with W [n x k] in PyTorch's nn.Linear layout (row j = output channel j, values in [-127, 127],
-// symmetric, zero point 0). The int8 values are widened to float exactly and the sum runs in
-// float (FMAs); the scale multiplies the finished sum, once per output. The result is
-// F.linear(x, w.float() * scale[:, None], b) (with alpha = 1, beta = 0) up to float rounding: the
-// tests compare against float64 of that. Row-major, leading dimensions in elements.
+// symmetric, zero point 0). Each weight is dequantized as it is widened: wd is exactly
+// w.float() * scale[:, None] in float32, and the sum over wd is gemm_f32's (FMAs, same order), so
+// the result is F.linear(x, wd, b) (alpha = 1, beta = 0) as gemm_f32 computes it on wd: the same
+// bits where gemm_f32 runs the same tiles. Row-major, leading dimensions in elements.
 // GemmOptions are gemm_f32's (alpha, beta, bias, k_blocks: acc in blocks of gemm_k_block).
 //
-// In place, W's rows are packed NR columns at a time as floats into caller scratch and run
-// through gemm_f32's micro-kernel tiles; pre-packed, the tiles read int8 panels and widen each
-// vector as they load it. Both sum each output in the same order: for the same inputs they give
+// In place, W's rows are packed NR columns at a time as dequantized floats into caller scratch and
+// run through gemm_f32's micro-kernel tiles; pre-packed, the tiles read int8 panels and dequantize
+// each vector as they load it (widen, times the columns' scales). Both sum each output in the same order: for the same inputs they give
 // the same bits, whatever the columns a call is split into (detail::gemm_w8a32_prepacked_columns).
 
 #include <cstddef>
@@ -31,14 +31,15 @@ constexpr std::size_t gemm_w8a32_scratch_bytes(std::size_t m, std::size_t n, std
   return gemm_f32_scratch_bytes(m, n, k);
 }
 
-// The scales' part of a packed W: n floats, rounded up to 64 bytes so the panels after them start
-// 64-byte aligned when `packed` is.
+// The scales' part of a packed W: n floats, zero padded to every build's panel width (a tile
+// loads its panel's NR scales whole) and to 64 bytes, so the panels after them start 64-byte
+// aligned when `packed` is.
 constexpr std::size_t gemm_w8a32_packed_scale_bytes(std::size_t n) noexcept {
-  return gemm_round_up(n * sizeof(float), 64);
+  return gemm_round_up(gemm_round_up(n, gemm_max_nr) * sizeof(float), 64);
 }
 
 // Bytes of a pre-packed W [n x k] (gemm_w8a32_pack_b), for every build's panel width:
-//   [0, gemm_w8a32_packed_scale_bytes(n))  scale[0 .. n) as floats
+//   [0, gemm_w8a32_packed_scale_bytes(n))  scale[0 .. n) as floats, then zeros
 //   then the int8 panels: k block pc (gemm_kc deep) at pc * n_padded, its panel of columns
 //   [j, j + NR) at + j * kc, each [kc][NR] (op(B)[p][j] = w[j][p], columns past n zero), with
 //   n_padded = n rounded up to the build's NR <= gemm_max_nr: gemm_f32_pack_b's layout in bytes.
@@ -46,7 +47,7 @@ constexpr std::size_t gemm_w8a32_packed_b_bytes(std::size_t n, std::size_t k) no
   return gemm_w8a32_packed_scale_bytes(n) + k * (n + gemm_max_nr - 1);
 }
 
-// C = alpha * (scale * (A W^T)) (+ bias) (+ beta * C), W read in place (flash on a Cortex-M).
+// C = alpha * A (scale * W)^T (+ bias) (+ beta * C), W read in place (flash on a Cortex-M).
 //   a: [m x k], lda >= k;  w: [n x k] int8, ldw >= k;  scale: [n];  c: [m x n], ldc >= n.
 //   m, n or k == 0 is allowed (k == 0 gives bias + beta * C; a, w and scale are not read).
 // Scratch: gemm_w8a32_scratch_bytes(m, n, k) from `scratch`, released before returning.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar reference of gemm_w8a32: the test oracle. Exactly what it computes:
-//   for i < m, j < n:  acc = sum_{p<k} a[i*lda + p] * float(w[j*ldw + p])   (in order p = 0..k-1;
-//                      with options.k_blocks, each block of gemm_k_block k's from zero, then added)
-//                      c[i*ldc + j] = alpha * (scale[j] * acc) + bias[j]
-//                                     + (beta != 0 ? beta * c[i*ldc + j] : 0)
-// With Acc = double: float64 of F.linear(x, w.float() * scale[:, None], b) (alpha = 1, beta = 0).
+//   for i < m, j < n:  wd(p) = float(w[j*ldw + p]) * scale[j]   (a float product: rounded to float)
+//                      acc = sum_{p<k} a[i*lda + p] * wd(p)   (in order p = 0..k-1; with
+//                      options.k_blocks, each block of gemm_k_block k's from zero, then added)
+//                      c[i*ldc + j] = alpha * acc + bias[j] + (beta != 0 ? beta * c[i*ldc + j] : 0)
+// gemm_f32_ref's order on the dequantized weights wd = w.float() * scale[:, None] (float32, as
+// PyTorch dequantizes). With Acc = double: float64 of F.linear(x, wd, b) (alpha = 1, beta = 0).
 
 #include <cstddef>
 #include <cstdint>
@@ -29,10 +30,10 @@ template <class Acc = float>
       for (std::size_t p0 = 0; p0 < k; p0 += kb) {
         Acc block = 0;
         for (std::size_t p = p0; p < k && p < p0 + kb; ++p)
-          block += Acc(a[i * lda + p]) * Acc(w[j * ldw + p]);
+          block += Acc(a[i * lda + p]) * Acc(float(w[j * ldw + p]) * scale[j]);
         acc += block;
       }
-      Acc v = k != 0 ? Acc(options.alpha) * (Acc(scale[j]) * acc) : Acc(0);
+      Acc v = Acc(options.alpha) * acc;
       if (options.bias) v += Acc(options.bias[j]);
       if (options.beta != 0.0f) v += Acc(options.beta) * Acc(c[i * ldc + j]);
       c[i * ldc + j] = static_cast<float>(v);
