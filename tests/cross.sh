@@ -64,7 +64,7 @@ bench_smoke() {
   local exes=() exe filter first list results
   while IFS= read -r exe; do
     if [ "$(head -c 4 "$exe" | od -An -c | tr -d ' ')" = '177ELF' ]; then exes+=("$exe"); fi
-  done < <(find "$out/$name/bench" -type f -perm -u+x ! -path '*/CMakeFiles/*' | sort)
+  done < <(find "$out/$name/bench" -type f -name 'emha_bench_*' -perm -u+x ! -path '*/CMakeFiles/*' | sort)
   if [ ${#exes[@]} -eq 0 ]; then
     echo "no benchmark executables under $out/$name/bench" >&2
     return 1
