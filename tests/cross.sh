@@ -64,7 +64,7 @@ bench_smoke() {
   local exes=() exe filter first list results
   while IFS= read -r exe; do
     if [ "$(head -c 4 "$exe" | od -An -c | tr -d ' ')" = '177ELF' ]; then exes+=("$exe"); fi
-  done < <(find "$out/$name/bench" -type f -perm -u+x ! -path '*/CMakeFiles/*' | sort)
+  done < <(find "$out/$name/bench" -type f -name 'emha_bench_*' -perm -u+x ! -path '*/CMakeFiles/*' | sort)
   if [ ${#exes[@]} -eq 0 ]; then
     echo "no benchmark executables under $out/$name/bench" >&2
     return 1
@@ -73,9 +73,10 @@ bench_smoke() {
     filter=${EMHA_CROSS_BENCH_FILTER:-}
     if [ -z "$filter" ]; then
       # The first group of the list (one size, emha and its peers): names have no blanks, the
-      # binaries' own preamble lines do.
+      # binaries' own preamble lines do; a group is a name with a '/' (fma_peak alone is not one).
       list=$("${qemu[@]}" "$exe" --benchmark_list_tests)
-      first=$(grep -m 1 -E '^[^[:space:]]+/emha$' <<<"$list" || grep -m 1 -E '^[^[:space:]]+$' <<<"$list" || true)
+      first=$(grep -m 1 -E '^[^[:space:]]+/emha$' <<<"$list" || grep -m 1 -E '^[^[:space:]]+/[^[:space:]]+$' <<<"$list" ||
+              true)
       if [ -z "$first" ]; then
         echo "no benchmark listed by $exe" >&2
         return 1
