@@ -25,9 +25,12 @@ image's disassembly, of the trampolines (symbols whose demangled name matches --
 
 Prints each public entry point's bound and its deepest chain; exits 1 when one is over --limit.
 The public entry points are emha's functions with external linkage; MultiHeadAttention's
-forward(), forward_reference() and set_weights() are inline wrappers over detail::mha_forward,
-mha_forward_ref and (mha_check_weights, then mha_pack_weights), reported under those names.
-forward() with a KvCache wraps the same detail::mha_forward (a non-null cache view adds the
+forward(), forward_reference() and set_weights() are inline wrappers over
+detail::mha_forward_staged<its Config's stage set>, mha_forward_ref and (mha_check_weights, then
+mha_pack_weights), reported under those names. detail::mha_forward, the whole pass that x86's
+run-time dispatch runs for every stage set, is reported but not gated: on the builds of one
+variant this script sees, no public function reaches it.
+forward() with a KvCache wraps the same mha_forward_staged (a non-null cache view adds the
 append stage to its plan), so that bound covers it; the script checks that append_stage is on
 mha_forward's call graph and prints the deepest chain through it.
 """
@@ -142,6 +145,23 @@ def library_depth(library, sym, memo, elf):
     return memo[sym]
 
 
+def tail_calls(ci_dir, objdump):
+    """Mangled function -> the functions it only ever branches to (a sibling call: b.w, relocation
+    R_ARM_THM_JUMP24 or R_ARM_JUMP24, its own frame popped first), never calls (bl)."""
+    objs = [str(p) for p in pathlib.Path(ci_dir).rglob("*.o*") if p.suffix in (".o", ".obj")]
+    out = subprocess.run([objdump, "-dr", *objs], check=True, capture_output=True, text=True).stdout
+    branched, called, current = {}, {}, None
+    for line in out.splitlines():
+        m = FUNC.match(line)
+        if m:
+            current = m.group(1)
+            continue
+        f = line.split()
+        if current and len(f) == 3 and f[1].startswith("R_ARM_") and f[1].endswith(("JUMP24", "CALL")):
+            (branched if f[1].endswith("JUMP24") else called).setdefault(current, set()).add(f[2])
+    return {fn: targets - called.get(fn, set()) for fn, targets in branched.items()}
+
+
 def referenced_symbols(ci_dir, objdump):
     """Symbols named by relocations of emha's objects: the functions the code really calls."""
     objs = [str(p) for p in pathlib.Path(ci_dir).rglob("*.o*") if p.suffix in (".o", ".obj")]
@@ -163,6 +183,7 @@ def main():
     bind_parallel_for(frames, names, calls)
     library = read_library_frames(args.elf, args.objdump)
     referenced = referenced_symbols(args.ci_dir, args.objdump)
+    tails = tail_calls(args.ci_dir, args.objdump)
     builtin_alias = {"__builtin_memset": "memset", "__builtin_memcpy": "memcpy"}
 
     memo, active, lib_memo = {}, set(), {}
@@ -185,15 +206,20 @@ def main():
                 sys.exit(f"stack_budget: {names.get(title, title)} is neither in a .ci file nor in {args.elf}")
             own, children, name = library[sym][0], library[sym][1], sym + " (library)"
             resolve = lambda s: library_depth(library, s, lib_memo, args.elf)  # noqa: E731
-        best = (0, [])
+        # A tail call runs after the caller's frame is popped: the caller counts as the larger of
+        # its frame and the callee's depth, not their sum.
+        tail_of = tails.get(title.rsplit(":", 1)[-1], set())
+        best, best_total, best_tail = (0, []), own, False
         for c in sorted(children):
             if resolve is worst and frames.get(c) is None and builtin_alias.get(c, c) not in referenced \
                     and builtin_alias.get(c, c) not in library:
                 continue  # planned in the .ci, not emitted (see the docstring)
             b = resolve(c)
-            if b[0] > best[0]:
-                best = b
-        result = (own + best[0], [f"{name}: {own}"] + best[1])
+            tail = c.rsplit(":", 1)[-1] in tail_of
+            total = max(own, b[0]) if tail else own + b[0]
+            if total > best_total:
+                best, best_total, best_tail = b, total, tail
+        result = (best_total, [f"{name}: {own}" + (" (then a tail call)" if best_tail else "")] + best[1])
         active.discard(title)
         memo[title] = result
         return result
@@ -208,21 +234,24 @@ def main():
         b, chain = worst(t)
         rows.append((names[t], b, chain))
     set_weights = max((r for r in rows if re.search(r"detail::mha_(check|pack)_weights", r[0])), key=lambda r: r[1])
-    over = [r for r in rows if r[1] > args.limit]
+    whole_pass = re.compile(r"detail::(isa_build::)?mha_forward\(")
+    over = [r for r in rows if r[1] > args.limit and not whole_pass.search(r[0])]
     width = max(len(r[0].split("(")[0]) for r in rows)
     print(f"worst-case stack from the call down (bytes; limit {args.limit}):")
     for name, b, _ in sorted(rows, key=lambda r: -r[1]):
         stages = re.search(r"\[with unsigned int Stages = (\d+)\]", name)
         print(f"  {b:5d}  {name.split('(')[0] + (f'<{stages.group(1)}>' if stages else ''):<{width}}")
-    fwd = max((r for r in rows if re.search(r"detail::mha_forward(_staged)?\(", r[0])), key=lambda r: r[1])
+    fwd = max((r for r in rows if "detail::mha_forward_staged(" in r[0]), key=lambda r: r[1])
     print(f"MultiHeadAttention::forward: {fwd[1]} bytes; set_weights: {set_weights[1]} bytes; deepest chain of forward:")
     for step in fwd[2]:
         print("    " + step.split("(")[0] + ":" + step.rsplit(":", 1)[1])
-    root = next(t for t in public if "detail::mha_forward(" in names[t])
-    append = deepest_through(root, lambda t: "::append_stage(" in names.get(t, ""), frames, names, calls, worst)
-    if append is None:
-        sys.exit("stack_budget: append_stage (forward with a KvCache) is not under detail::mha_forward: no bound")
-    print(f"MultiHeadAttention::forward with a KvCache: within mha_forward's {fwd[1]} bytes; "
+    staged = [t for t in public if "detail::mha_forward_staged(" in names[t]]
+    appends = [a for a in (deepest_through(t, lambda t: "::append_stage(" in names.get(t, ""), frames, names, calls,
+                                           worst) for t in staged) if a is not None]
+    if not appends:
+        sys.exit("stack_budget: append_stage (forward with a KvCache) is not under mha_forward_staged: no bound")
+    append = max(appends, key=lambda a: a[0])
+    print(f"MultiHeadAttention::forward with a KvCache: within forward's {fwd[1]} bytes; "
           f"its append stage at most {append[0]} bytes deep:")
     for step in append[1]:
         print("    " + step.split("(")[0] + ":" + step.rsplit(":", 1)[1])

@@ -86,14 +86,13 @@ Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, c
   return Status(job.status.load());
 }
 
-// C[m x n] = A W^T (+ bias) (+ beta C) with W [n x k] in place (ldw) or pre-packed (packed
-// non-null): float, or int8 (ProductW8).
+// C[m x n] = A W^T (+ bias) (+ beta C) with W [n x k] in place (rows k apart: every layer
+// weight's row is a whole row) or pre-packed (packed non-null): float, or int8 (ProductW8).
 struct Product {
   std::size_t m, n, k;
   const float* a;
   std::size_t lda;
   const void* w;  // float or int8 [n x k]
-  std::size_t ldw;
   const void* packed;  // gemm_f32_pack_b's or gemm_w8a32_pack_b's panels, or null
   std::size_t packed_bytes;
   const float* bias;
@@ -133,8 +132,8 @@ Status run_product(const ProductOf<Int8>& p, const TaskSlots& slots) noexcept {
                                                       static_cast<const std::int8_t*>(p.packed),
                                                       p.packed_bytes, p.c, p.ldc, o);
       }
-      return K::gemm_w8a32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const std::int8_t*>(p.w) + j0 * p.ldw,
-                           p.ldw, p.scale + j0, p.c + j0, p.ldc, arena, o);
+      return K::gemm_w8a32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const std::int8_t*>(p.w) + j0 * p.k,
+                           p.k, p.scale + j0, p.c + j0, p.ldc, arena, o);
     } else {
       if constexpr (K::packed_weights) {
         if (p.packed)
@@ -142,7 +141,7 @@ Status run_product(const ProductOf<Int8>& p, const TaskSlots& slots) noexcept {
                                                     static_cast<const float*>(p.packed),
                                                     p.packed_bytes / sizeof(float), p.c, p.ldc, o);
       }
-      return K::gemm_f32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const float*>(p.w) + j0 * p.ldw, p.ldw,
+      return K::gemm_f32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const float*>(p.w) + j0 * p.k, p.k,
                          Trans::transpose, p.c + j0, p.ldc, arena, o);
     }
   });

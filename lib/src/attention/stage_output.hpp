@@ -17,7 +17,7 @@ Status project_output(const Pass& s, std::size_t b, float beta) noexcept {
   const Rows<float> y = rows_of(s.out, b, s.sh.seq_q, D, s.sh);
   const void* w = Int8 ? static_cast<const void*>(s.w.out_proj_weight_int8.data) : s.w.out_proj_weight.data;
   ProductOf<Int8> product{};
-  static_cast<Product&>(product) = Product{s.sh.seq_q, D, Q, s.ctx, Q, w, Q, s.packed.w[3], s.packed.bytes[3],
+  static_cast<Product&>(product) = Product{s.sh.seq_q, D, Q, s.ctx, Q, w, s.packed.w[3], s.packed.bytes[3],
                                            s.d.bias[3] ? s.w.out_proj_bias.data : nullptr, y.p, y.ld};
   if constexpr (Int8) product.scale = s.w.out_proj_weight_scale.data;
   product.beta = beta;

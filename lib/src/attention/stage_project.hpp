@@ -61,14 +61,13 @@ template <class K, bool Int8>
                                              std::size_t ldc, const TaskSlots& slots) noexcept {
   const std::size_t cols = d.proj_col(first + count) - d.proj_col(first);
   if constexpr (Int8) {
-    const ProductW8 product{{rows, cols, p.ld[first], x.p, x.ld, p.w[first], p.ld[first], packed.w[first],
+    const ProductW8 product{{rows, cols, p.ld[first], x.p, x.ld, p.w[first], packed.w[first],
                              packed.bytes[first], p.bias[first], c, ldc},
                             in_proj_scale(d, w, first)};
     return run_product<K, true>(product, slots);
   } else {
-    const Product product{rows,       cols,        p.ld[first],     x.p,                 x.ld,
-                          p.w[first], p.ld[first], packed.w[first], packed.bytes[first], p.bias[first],
-                          c,          ldc};
+    const Product product{rows,     cols,     p.ld[first], x.p, x.ld, p.w[first], packed.w[first], packed.bytes[first],
+                          p.bias[first], c, ldc};
     return run_product<K, false>(product, slots);
   }
 }

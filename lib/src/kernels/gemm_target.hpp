@@ -65,6 +65,9 @@ inline constexpr GemmTarget gemm_target = gemm_target_of_build();
 inline constexpr std::size_t gemm_mr = gemm_target.mr;
 inline constexpr std::size_t gemm_nv = gemm_target.nv;
 inline constexpr std::size_t gemm_nr = gemm_nv * simd::lanes;
+// Rows of an int8 panel's out-of-line tile: its NV column-scale vectors need registers beside
+// the accumulators; Helium's 8 q hold 3 x 2 + 2 for float, so int8 tiles take 2 rows there.
+inline constexpr std::size_t gemm_w8_mr = simd::is_mve ? gemm_mr - 1 : gemm_mr;
 inline constexpr std::size_t gemm_narrow_nr = simd::lanes;  // a narrow panel: one vector
 
 static_assert(gemm_mr <= gemm_max_mr && gemm_nr <= gemm_max_nr && gemm_max_nr % gemm_nr == 0,

@@ -148,23 +148,31 @@ inline void gemm_ukernel_f32(std::size_t kc, const float* a, std::size_t lda, co
   // Unrolled gemm_k_unroll k steps deep: the loop's index and pointer updates and its branch are
   // paid once per gemm_k_unroll x MR x NV FMAs. That matters when the core's issue slots are
   // shared (an SMT sibling): there this loop is bound by instructions issued, not by FMA units.
-  auto steps = [&](std::size_t p, std::size_t end) __attribute__((always_inline)) {
-#pragma GCC unroll gemm_k_unroll
-    for (; p < end; ++p) {
-      vf32 bv[NV];
+  auto step = [&](std::size_t p) __attribute__((always_inline)) {
+    vf32 bv[NV];
 #pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) {
-        bv[v] = gemm_load_b(b + v * L, e.scale, v * L);
-        if constexpr (Pack) simd::store(bp + v * L, bv[v]);
-      }
+    for (std::size_t v = 0; v < NV; ++v) {
+      bv[v] = gemm_load_b(b + v * L, e.scale, v * L);
+      if constexpr (Pack) simd::store(bp + v * L, bv[v]);
+    }
 #pragma GCC unroll 8
-      for (std::size_t r = 0; r < MR; ++r) {
-        const auto av = simd::splat_operand(ar[r][p]);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const auto av = simd::splat_operand(ar[r][p]);
 #pragma GCC unroll 4
-        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
-      }
-      b += b_step;
-      if constexpr (Pack) bp += NR;
+      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fmadd(av, bv[v], acc[r][v]);
+    }
+    b += b_step;
+    if constexpr (Pack) bp += NR;
+  };
+  // An int8 panel where stack is the budget: one k step per iteration (unrolled, its widened
+  // loads in flight spill Helium's 8 q past the 1 KiB budget).
+  auto steps = [&](std::size_t p, std::size_t end) __attribute__((always_inline)) {
+    if constexpr (gemm_target.tile_out_of_line && !std::is_same<TB, float>::value) {
+#pragma GCC unroll 1
+      for (; p < end; ++p) step(p);
+    } else {
+#pragma GCC unroll gemm_k_unroll
+      for (; p < end; ++p) step(p);
     }
   };
   if constexpr (Blocked) {
@@ -224,7 +232,14 @@ template <class TB = float>
 [[gnu::noinline, gnu::flatten]] void gemm_ukernel_out_of_line(
     std::size_t kc, const float* a, std::size_t lda, const TB* bp, float* c, std::size_t ldc,
     std::size_t m, std::size_t n, const GemmEpilogue& e) noexcept {
-  gemm_ukernel_rows<gemm_mr, gemm_nv, BRead::packed, false, TB>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
+  constexpr std::size_t MR = std::is_same<TB, float>::value ? gemm_mr : gemm_w8_mr;
+  if constexpr (MR == gemm_mr) {
+    gemm_ukernel_rows<MR, gemm_nv, BRead::packed, false, TB>(kc, a, lda, bp, gemm_nr, c, ldc, m, n, e);
+  } else {
+    for (std::size_t i = 0; i < m; i += MR)
+      gemm_ukernel_rows<MR, gemm_nv, BRead::packed, false, TB>(kc, a + i * lda, lda, bp, gemm_nr, c + i * ldc,
+                                                               ldc, gemm_min(MR, m - i), n, e);
+  }
 }
 
 // The portable tile over a packed panel of floats or int8 (gemm_w8a32), in or out of line as

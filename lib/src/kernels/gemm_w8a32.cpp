@@ -37,9 +37,10 @@ namespace {
 // local block, transposed into the panel (gemm_f32's B^T packing); in place, a decode step's
 // product packs every weight it reads (element by element, the packing took 3x the GEMV).
 // xsimd builds only: on MVE (GCC 12) the gather transpose out of the local block gave wrong
-// panels in the firmware tests, and the scalar build gains nothing from blocks.
+// panels in the firmware tests, and the scalar build gains nothing from blocks. Out of line:
+// inlined, its locals sat in the driver's frame under every tile (Cortex-M's stack budget).
 template <class T>
-void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::size_t ldw,
+[[gnu::noinline]] void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::size_t ldw,
                   const float* scale, T* bp) noexcept {
   std::size_t kc_t = 0, cols_t = 0;
   if constexpr (std::is_same<T, float>::value && simd::enabled && !simd::is_mve) {
@@ -68,7 +69,7 @@ void pack_w_panel(std::size_t kc, std::size_t cols, const std::int8_t* w, std::s
 // W's rows [0, nc) (k block at w: kc int8 each; scale[0 .. nc) theirs) -> bp[panel][kc][NR],
 // one panel after another.
 template <class T>
-void pack_w_block(std::size_t kc, std::size_t nc, const std::int8_t* w, std::size_t ldw,
+[[gnu::noinline]] void pack_w_block(std::size_t kc, std::size_t nc, const std::int8_t* w, std::size_t ldw,
                   const float* scale, T* bp) noexcept {
   for (std::size_t j = 0; j < nc; j += gemm_nr, bp += kc * gemm_nr)
     pack_w_panel(kc, gemm_min(gemm_nr, nc - j), w + j * ldw, ldw, scale + j, bp);

@@ -325,19 +325,18 @@ constexpr unsigned mha_stages() noexcept {
 }
 
 // mha_forward for dims whose Config's stages are among Stages (mha_stages) and whose weight type
-// is Stages' (mha_stage_int8), for every Stages in 0 .. 63.
+// is Stages' (mha_stage_int8), for every stage set of EMHA_FOR_EACH_STAGE_SET.
 template <unsigned Stages>
 Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                           const MhaPositions& positions, ArenaRef& arena,
                           const AttentionShape& shape, Span<const float> query, Span<const float> key,
                           Span<const float> value, Span<float> out, const ForwardOptions& options,
                           const KvCacheView* cache) noexcept;
-// Instantiates mha_forward_staged for every stage set: X(0) .. X(63).
-#define EMHA_FOR_EACH_STAGE_SET_32(X, o)                                                                     \
-  X(o + 0) X(o + 1) X(o + 2) X(o + 3) X(o + 4) X(o + 5) X(o + 6) X(o + 7) X(o + 8) X(o + 9) X(o + 10)       \
-  X(o + 11) X(o + 12) X(o + 13) X(o + 14) X(o + 15) X(o + 16) X(o + 17) X(o + 18) X(o + 19) X(o + 20)       \
-  X(o + 21) X(o + 22) X(o + 23) X(o + 24) X(o + 25) X(o + 26) X(o + 27) X(o + 28) X(o + 29) X(o + 30) X(o + 31)
-#define EMHA_FOR_EACH_STAGE_SET(X) EMHA_FOR_EACH_STAGE_SET_32(X, 0) EMHA_FOR_EACH_STAGE_SET_32(X, 32)
+// Instantiates mha_forward_staged for every stage set a Config can have (mha_stages): RoPE and
+// xPos are one Config::position, and the flat split has none.
+#define EMHA_FOR_EACH_STAGE_SET(X) \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(8) X(9) X(10) X(11) X(12) X(13) X(16) X(17) X(24) X(25) X(32) X(33) \
+  X(34) X(35) X(36) X(37) X(40) X(41) X(42) X(43) X(44) X(45) X(48) X(49) X(56) X(57)
 #define EMHA_INSTANTIATE_STAGED(n) template decltype(mha_forward_staged<n>) mha_forward_staged<n>;
 
 // The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref): float weights,
