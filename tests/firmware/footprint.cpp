@@ -5,17 +5,29 @@
 //   EMHA_FOOTPRINT_MHA=2  a decoder: RoPE, pre-RMSNorm, GQA (2 K/V heads), no biases; a prefill and
 //                         one decode step through a KvCache
 //   EMHA_FOOTPRINT_MHA=3  a T5 encoder layer: relative position bias, pre-RMSNorm, scale 1, no biases
+//   EMHA_FOOTPRINT_MHA=4  the reference config with int8 weights (WeightType::int8, W8A32), in place
 //   undefined             the same start-up code and the same weight and activation buffers, no emha.
 // tests/cross.sh prints `size` of each probe minus the baseline: emha's code and constants (flash)
 // and the objects with their arena (and cache) plus the port's state (RAM). The buffers sit in
 // .bss in every build, so they cancel out; the probes read their weights from them.
 #include <cstddef>
+#include <cstdint>
 
 // External linkage: the baseline must keep them too (it only reads them).
 namespace footprint {
 constexpr std::size_t d = 64, seq = 32;
 float in_proj_weight[3 * d * d], in_proj_bias[3 * d], out_proj_weight[d * d], out_proj_bias[d];
+std::int8_t in_proj_int8[3 * d * d], out_proj_int8[d * d];
+float weight_scale[4 * d];  // [in_proj rows | out_proj rows]
 float x[seq * d], y[seq * d];
+
+// Reads one element of every buffer, so that every build keeps them all (the linker drops an
+// array nobody reads, and the buffers must cancel out of the differences).
+inline float keep_buffers() {
+  volatile float keep = in_proj_weight[0] + in_proj_bias[0] + out_proj_weight[0] + out_proj_bias[0] + x[0] +
+                        in_proj_int8[0] + out_proj_int8[0] + weight_scale[0];
+  return keep;
+}
 }  // namespace footprint
 using namespace footprint;
 
@@ -45,6 +57,9 @@ struct T5Encoder : emha::MhaConfig<d, /*heads*/ 4, seq> {
   static constexpr emha::NormPlacement norm = emha::NormPlacement::pre;
   static constexpr emha::NormKind norm_kind = emha::NormKind::rms_norm;
 };
+struct ReferenceInt8 : Reference {
+  static constexpr emha::WeightType weight_type = emha::WeightType::int8;
+};
 static_assert(T5Encoder::relative_buckets * T5Encoder::heads <= sizeof in_proj_bias / sizeof(float),
               "T5's bias table fits in the in_proj_bias it does not use");
 
@@ -59,8 +74,15 @@ int probe() {
   constexpr std::size_t in_proj = (P::heads + 2 * P::kv_heads) * (d / P::heads) * d;  // [Q | K | V] rows x d
   static_assert(in_proj <= sizeof in_proj_weight / sizeof(float), "the probe's in_proj fits");
   emha::MhaWeights w;
-  w.in_proj_weight = {in_proj_weight, in_proj};
-  w.out_proj_weight = out_proj_weight;
+  if constexpr (P::weight_type == emha::WeightType::int8) {
+    w.in_proj_weight_int8 = {in_proj_int8, in_proj};
+    w.in_proj_weight_scale = {weight_scale, 3 * d};
+    w.out_proj_weight_int8 = out_proj_int8;
+    w.out_proj_weight_scale = {weight_scale + 3 * d, d};
+  } else {
+    w.in_proj_weight = {in_proj_weight, in_proj};
+    w.out_proj_weight = out_proj_weight;
+  }
   if constexpr (P::bias) {
     w.in_proj_bias = in_proj_bias;
     w.out_proj_bias = out_proj_bias;
@@ -82,13 +104,13 @@ int probe() {
 }  // namespace
 
 int main() {
-  using Probes = std::tuple<Reference, Decoder, T5Encoder>;  // EMHA_FOOTPRINT_MHA = 1, 2, 3
+  using Probes = std::tuple<Reference, Decoder, T5Encoder, ReferenceInt8>;  // EMHA_FOOTPRINT_MHA = 1 .. 4
+  y[1] = keep_buffers();
   return probe<std::tuple_element_t<EMHA_FOOTPRINT_MHA - 1, Probes>>();
 }
 #else
 int main() {
-  volatile float keep = in_proj_weight[0] + in_proj_bias[0] + out_proj_weight[0] + out_proj_bias[0] + x[0];
-  y[0] = keep;
+  y[0] = keep_buffers();
   return y[0] == 0.0f ? 0 : 1;
 }
 #endif

@@ -28,6 +28,7 @@ COLUMNS = [  # (kind, name, header)
     ("stack", "set_weights", "stack: `set_weights`"),
     ("flash", "decoder", "flash: RoPE, RMSNorm, GQA, KvCache decode"),
     ("flash", "t5", "flash: T5 relative bias, RMSNorm"),
+    ("flash", "int8", "flash: int8 weights (W8A32)"),
 ]
 
 
