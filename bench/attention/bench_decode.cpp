@@ -18,6 +18,8 @@
 // [pos][K | V of all heads] (emha's) against a head-major one [head][pos][d_k] (HF StaticCache's),
 // through the same kernels (gemm_f32_rows reads either stride in place). Counter GBps: the cache
 // bytes read per CPU second.
+// Each layer also with int8 weights (WeightType::int8, quantized per row): /emha_w8 and
+// /prefix_w8, and a second summary table (their gain over float, same run).
 // At start-up each layer's step is checked against its own full-prefix forward (the last row);
 // a deviation above 1e-3 stops the binary (exit status 1). A summary table of medians follows
 // the benchmarks, with each step's fraction of its floor ("limit": its bytes at the read loop's
@@ -27,7 +29,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,11 +48,26 @@ using emha_bench::Floats;
 constexpr std::size_t kMaxLen = 2048;           // the longest cache benchmarked
 constexpr std::size_t kLens[] = {128, 512, 2048};
 
-template <std::size_t D, std::size_t H, std::size_t KV>
+template <std::size_t D, std::size_t H, std::size_t KV, emha::WeightType W>
 struct DecodeConfig : emha::MhaConfig<D, H, kMaxLen + 1, kMaxLen + 1> {
   static constexpr std::size_t kv_heads = KV;
   static constexpr bool attention_weights = false;
+  static constexpr emha::WeightType weight_type = W;
 };
+
+// Per output channel (a row of [out, in]), symmetric: scale = amax / 127, q in [-127, 127].
+void quantize_rows(const Floats& w, std::size_t rows, std::vector<std::int8_t>& q, Floats& scale) {
+  const std::size_t cols = w.size() / rows;
+  q.resize(w.size());
+  scale = Floats(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    float amax = 0;
+    for (std::size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(w[r * cols + c]));
+    scale[r] = amax > 0 ? amax / 127.0f : 1.0f;
+    for (std::size_t c = 0; c < cols; ++c)
+      q[r * cols + c] = std::int8_t(std::lround(std::clamp(w[r * cols + c] / scale[r], -127.0f, 127.0f)));
+  }
+}
 
 // One (D, H, kv_heads) layer with its cache, behind function pointers.
 struct Layer {
@@ -60,9 +79,10 @@ struct Layer {
   emha::Status (*prefix)(std::size_t len, float* y);     // forward over tokens 0 .. len, no cache
 };
 
-template <std::size_t D, std::size_t H, std::size_t KV>
+template <std::size_t D, std::size_t H, std::size_t KV, emha::WeightType W = emha::WeightType::f32>
 struct LayerFor {
-  using C = DecodeConfig<D, H, KV>;
+  using C = DecodeConfig<D, H, KV, W>;
+  static constexpr bool int8 = W == emha::WeightType::int8;
   static constexpr std::size_t kv = KV * (D / H);
   struct State {
     Floats in_w = emha_bench::uniform((D + 2 * kv) * D, 41, -0.05f, 0.05f);
@@ -71,6 +91,8 @@ struct LayerFor {
     Floats out_b = emha_bench::uniform(D, 44, -0.1f, 0.1f);
     Floats x = emha_bench::uniform((kMaxLen + 1) * D, 45);
     Floats y = Floats((kMaxLen + 1) * D);
+    std::vector<std::int8_t> in_q, out_q;  // int8 layers: the weights quantized per row
+    Floats in_s, out_s;
     emha::MultiHeadAttention<C> mha;
     emha::KvCache<C> cache;
   };
@@ -78,9 +100,18 @@ struct LayerFor {
     static std::unique_ptr<State> s = [] {
       auto p = std::make_unique<State>();
       emha::MhaWeights w;
-      w.in_proj_weight = {p->in_w.data(), p->in_w.size()};
+      if constexpr (int8) {
+        quantize_rows(p->in_w, D + 2 * kv, p->in_q, p->in_s);
+        quantize_rows(p->out_w, D, p->out_q, p->out_s);
+        w.in_proj_weight_int8 = {p->in_q.data(), p->in_q.size()};
+        w.in_proj_weight_scale = {p->in_s.data(), p->in_s.size()};
+        w.out_proj_weight_int8 = {p->out_q.data(), p->out_q.size()};
+        w.out_proj_weight_scale = {p->out_s.data(), p->out_s.size()};
+      } else {
+        w.in_proj_weight = {p->in_w.data(), p->in_w.size()};
+        w.out_proj_weight = {p->out_w.data(), p->out_w.size()};
+      }
       w.in_proj_bias = {p->in_b.data(), p->in_b.size()};
-      w.out_proj_weight = {p->out_w.data(), p->out_w.size()};
       w.out_proj_bias = {p->out_b.data(), p->out_b.size()};
       if (p->mha.set_weights(w) != emha::Status::ok) std::abort();
       return p;
@@ -108,7 +139,11 @@ struct LayerFor {
     const emha::Span<const float> x{s.x.data(), (len + 1) * D};
     return s.mha.forward({len + 1, len + 1, 1}, x, x, x, {y, (len + 1) * D}, causal());
   }
-  static std::size_t weight_bytes() { return ((D + 2 * kv) * D + D * D) * sizeof(float); }
+  // Weights read per step: float, or int8 with a float scale per row.
+  static std::size_t weight_bytes() {
+    const std::size_t rows = (D + 2 * kv) + D;
+    return int8 ? rows * D + rows * sizeof(float) : rows * D * sizeof(float);
+  }
   static Layer layer() {
     return {"decode/D:" + std::to_string(D) + "/H:" + std::to_string(H) + "/KV:" + std::to_string(KV),
             D, kv, weight_bytes, prefill, step, prefix};
@@ -121,6 +156,16 @@ struct Case {
   std::size_t bytes;  // weights + (len + 1) cache rows
   std::string name;
 };
+// The same layer with int8 weights (WeightType::int8): its own bytes, benchmarks /emha_w8 and
+// /prefix_w8.
+struct CaseW8 {
+  Case c;
+  const Layer* w8;
+  std::size_t bytes_w8;
+};
+std::size_t case_bytes(const Layer& l, std::size_t len) {
+  return l.weight_bytes() + (len + 1) * 2 * l.kv_dim * sizeof(float);
+}
 
 void bm_step(benchmark::State& st, const Case* c) {
   if (c->layer->prefill(c->len) != emha::Status::ok) return st.SkipWithError("prefill failed");
@@ -215,18 +260,29 @@ bool check(const Layer& l, std::FILE* text) {
 int main(int argc, char** argv) {
   emha_bench::BenchRun run(argc, argv);
   if (run.status != 0) return run.status;
+  constexpr auto i8 = emha::WeightType::int8;
   static const Layer layers[] = {LayerFor<512, 8, 8>::layer(), LayerFor<512, 8, 2>::layer(),
                                  LayerFor<1024, 16, 4>::layer()};
-  static std::vector<Case> cases;
-  for (const Layer& l : layers) {
-    if (!check(l, run.text)) return 1;
+  static const Layer layers_w8[] = {LayerFor<512, 8, 8, i8>::layer(), LayerFor<512, 8, 2, i8>::layer(),
+                                    LayerFor<1024, 16, 4, i8>::layer()};
+  static std::vector<CaseW8> cases;
+  for (std::size_t i = 0; i < std::size(layers); ++i) {
+    const Layer& l = layers[i];
+    if (!check(l, run.text) || !check(layers_w8[i], run.text)) return 1;
     for (std::size_t len : kLens)
-      cases.push_back({&l, len, l.weight_bytes() + (len + 1) * 2 * l.kv_dim * sizeof(float),
-                       l.name + "/len:" + std::to_string(len)});
+      cases.push_back({{&l, len, case_bytes(l, len), l.name + "/len:" + std::to_string(len)}, &layers_w8[i],
+                       case_bytes(layers_w8[i], len)});
   }
-  for (const Case& c : cases) {
+  static std::vector<Case> cases_w8;  // the int8 layers' cases, under the float cases' names
+  cases_w8.reserve(cases.size());
+  for (const CaseW8& w : cases) cases_w8.push_back({w.w8, w.c.len, w.bytes_w8, w.c.name});
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i].c;
     benchmark::RegisterBenchmark((c.name + "/emha").c_str(), bm_step, &c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((c.name + "/emha_w8").c_str(), bm_step, &cases_w8[i])->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark((c.name + "/prefix").c_str(), bm_prefix, &c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((c.name + "/prefix_w8").c_str(), bm_prefix, &cases_w8[i])
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark((c.name + "/read").c_str(), bm_read, &c)->Unit(benchmark::kMicrosecond);
   }
   static std::vector<LayoutCase> layouts;
@@ -245,7 +301,8 @@ int main(int argc, char** argv) {
   const double peak = run.peaks().ceiling() * 1e9;
   std::fprintf(run.text, "\n%-32s %10s %12s %9s %8s %8s %6s %6s %7s\n", "decode step (medians)", "step us",
                "prefix us", "speed-up", "GB/s", "read GB/s", "frac", "limit", "bound");
-  for (const Case& c : cases) {
+  for (const CaseW8& w : cases) {
+    const Case& c = w.c;
     const auto& s = run.results[c.name + "/emha"];
     const auto& p = run.results[c.name + "/prefix"];
     const auto& r = run.results[c.name + "/read"];
@@ -259,6 +316,20 @@ int main(int argc, char** argv) {
                  c.name.substr(7).c_str(), s.time_s * 1e6, p.time_s * 1e6,
                  p.time_s > 0 ? p.time_s / s.time_s : 0.0, gbps, read, 100.0 * gbps / read,
                  100.0 * floor_s / s.time_s, read_s >= flop_s ? "bytes" : "FLOPs");
+  }
+  // Int8 weights (W8A32) against float, same run: the step (bytes: the weights 4x fewer) and
+  // the prefill-sized forward over len + 1 tokens without a cache (compute-bound).
+  std::fprintf(run.text, "\n%-32s %10s %10s %9s %10s %10s %9s %9s\n", "int8 weights (medians)", "step us",
+               "w8 us", "w8 gain", "prefix us", "w8 us", "w8 ratio", "w8 bytes");
+  for (const CaseW8& w : cases) {
+    const auto& s = run.results[w.c.name + "/emha"];
+    const auto& s8 = run.results[w.c.name + "/emha_w8"];
+    const auto& p = run.results[w.c.name + "/prefix"];
+    const auto& p8 = run.results[w.c.name + "/prefix_w8"];
+    if (s.time_s <= 0 || s8.time_s <= 0 || p.time_s <= 0 || p8.time_s <= 0) continue;
+    std::fprintf(run.text, "%-32s %10.1f %10.1f %8.2fx %10.1f %10.1f %8.2fx %9zu\n", w.c.name.substr(7).c_str(),
+                 s.time_s * 1e6, s8.time_s * 1e6, s.time_s / s8.time_s, p.time_s * 1e6, p8.time_s * 1e6,
+                 p8.time_s / p.time_s, w.bytes_w8);
   }
   return run.status;
 }
