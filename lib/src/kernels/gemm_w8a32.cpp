@@ -69,7 +69,7 @@ template <class T>
 // W's rows [0, nc) (k block at w: kc int8 each; scale[0 .. nc) theirs) -> bp[panel][kc][NR],
 // one panel after another.
 template <class T>
-[[gnu::noinline]] void pack_w_block(std::size_t kc, std::size_t nc, const std::int8_t* w, std::size_t ldw,
+void pack_w_block(std::size_t kc, std::size_t nc, const std::int8_t* w, std::size_t ldw,
                   const float* scale, T* bp) noexcept {
   for (std::size_t j = 0; j < nc; j += gemm_nr, bp += kc * gemm_nr)
     pack_w_panel(kc, gemm_min(gemm_nr, nc - j), w + j * ldw, ldw, scale + j, bp);
