@@ -11,6 +11,7 @@
 #include "emha/kernels/gemm_w8a32_ref.hpp"
 #include "emha/kernels/mask_ref.hpp"
 #include "emha/kernels/norm_ref.hpp"
+#include "emha/kernels/quant_ref.hpp"
 #include "emha/kernels/rope_ref.hpp"
 #include "emha/kernels/softmax_ref.hpp"
 #include "isa_kernels.hpp"

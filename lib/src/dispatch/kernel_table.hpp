@@ -11,6 +11,7 @@
 #include "emha/kernels/gemm_w8a32.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
+#include "emha/kernels/quant.hpp"
 #include "emha/kernels/rope.hpp"
 #include "emha/kernels/softmax.hpp"
 
