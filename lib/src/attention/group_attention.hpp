@@ -67,12 +67,11 @@ template <class K>
   }
   for (std::size_t k0 = keys.begin; k0 < keys.end; k0 += mha_block_kv) {
     const std::size_t bk = keys.end - k0 < mha_block_kv ? keys.end - k0 : mha_block_kv;
-    const float* k = in.k + k0 * in.ld_kv;
-    const float* v = in.v + k0 * in.ld_kv;
+    const KvTile t = kv_tile<K>(in, dk, k0, bk, f.kt, f.vt);
     for (std::size_t c0 = 0; c0 < rows; c0 += mha_group_rows) {
       const std::size_t m = rows - c0 < mha_group_rows ? rows - c0 : mha_group_rows;
       float* ctx = out.ctx + c0 * out.ld;  // the heads' columns of ctx's one row, or a chunk's
-      K::gemm_f32_rows(m, bk, dk, in.q + c0 * dk, dk, k, in.ld_kv, Trans::transpose, f.s, lds,
+      K::gemm_f32_rows(m, bk, dk, in.q + c0 * dk, dk, t.k, t.ld, Trans::transpose, f.s, lds,
                        GemmOptions{scale, 0.0f, nullptr});
       for (std::size_t r = 0; r < m; ++r) {  // row r is head h: its slope, its masks
         const std::size_t h = h0 + c0 + r;
@@ -81,7 +80,7 @@ template <class K>
         apply_masks(d, sh, o.masks, b, h, 0, k0, 1, bk, row, f.s + r * lds, lds);
       }
       K::softmax_online_update_f32(m, bk, f.s, lds, f.row_max + c0, f.row_sum + c0, ctx, out.ld, dk);
-      K::gemm_f32_rows(m, dk, bk, f.s, lds, v, in.ld_kv, Trans::none, ctx, out.ld,
+      K::gemm_f32_rows(m, dk, bk, f.s, lds, t.v, t.ld, Trans::none, ctx, out.ld,
                        GemmOptions{1.0f, k0 == keys.begin ? 0.0f : 1.0f, nullptr});
     }
   }

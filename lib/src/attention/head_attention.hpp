@@ -10,6 +10,7 @@
 // Both apply the same masks through apply_masks(), so they agree to float rounding.
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include "attention/kernel_set.hpp"
@@ -33,12 +34,54 @@ struct HeadInputs {
   std::size_t q_pos;    // position of query 0 among the keys: 0, or with a cache its length
   float alibi_slope;    // ALiBi: -slope * |i - j| joins the scaled scores; 0: no ALiBi
   const RelativeBias* relative;  // T5's bias, else null
+  // An int8 cache's rows [keys x d_k] (row stride d_k) and their scales [keys], in place of k and
+  // v (null then); null otherwise.
+  const std::int8_t* k8 = nullptr;
+  const std::int8_t* v8 = nullptr;
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
 };
 
 struct HeadOutput {
   float* ctx;      // [S_q x d_k] columns of this head
   std::size_t ld;  // row stride of ctx
 };
+
+// Scratch of the fused path: one score tile [bq x bk] (bq = min(S_q, mha_block_q), bk =
+// min(S_kv, mha_block_kv)) and the running row max and sum of the online softmax [bq]; with an
+// int8 cache, a dequantized K and V tile [bk x d_k] each (allocate_kv_tiles).
+struct FusedScratch {
+  float* s;
+  float* row_max;
+  float* row_sum;
+  float* kt = nullptr;
+  float* vt = nullptr;
+};
+
+// f's K and V tiles, where the dims have an int8 cache (every path's buffers, after its own).
+inline Status allocate_kv_tiles(const MhaDims& d, const AttentionShape& sh, ArenaRef& arena,
+                                FusedScratch& f) noexcept {
+  if (!d.kv_int8) return Status::ok;
+  const std::size_t floats = mha_min(sh.seq_kv, mha_block_kv) * d.d_k();
+  EMHA_TRY(arena.allocate(floats, f.kt, 64));
+  return arena.allocate(floats, f.vt, 64);
+}
+
+// Keys [k0, k0 + bk) of a head (bk <= mha_block_kv): their K and V rows where they are (floats),
+// or an int8 cache's dequantized into kt and vt (row stride d_k): the tile the products read.
+struct KvTile {
+  const float* k;
+  const float* v;
+  std::size_t ld;
+};
+template <class K>
+inline KvTile kv_tile(const HeadInputs& in, std::size_t dk, std::size_t k0, std::size_t bk, float* kt,
+                      float* vt) noexcept {
+  if (!in.k8) return {in.k + k0 * in.ld_kv, in.v + k0 * in.ld_kv, in.ld_kv};
+  K::dequantize_rows_s8(bk, dk, in.k8 + k0 * dk, dk, in.k_scale + k0, kt, dk);
+  K::dequantize_rows_s8(bk, dk, in.v8 + k0 * dk, dk, in.v_scale + k0, vt, dk);
+  return {kt, vt, dk};
+}
 
 template <class T>
 MaskView<T> mask_view(const MhaDims& d, const AttentionShape& sh, MaskShape m, const T* data) noexcept {
@@ -123,28 +166,51 @@ inline void store_weights(const MhaDims& d, const AttentionShape& sh, const Forw
 // Both paths are kept out of the forward pass's frame ([[gnu::noinline]]): inlined, their locals
 // and spills would sit in mha_forward's frame on Cortex-M, on top of every GEMM below it
 // (tests/firmware/stack_budget.py); out of line, only the path that runs is on the stack.
+// An int8 cache's unfused head, one product of attend_unfused at a time: K or V in key tiles,
+// each dequantized as read (f.kt, f.vt); scores [S_q, keys] (ld skv) from Q, or the context
+// (P V, summed tile after tile) from the probabilities in scores.
+template <class K>
+[[gnu::noinline]] Status unfused_int8_product(const MhaDims& d, std::size_t sq, std::size_t skv, const HeadInputs& in,
+                                              float scale, float* scores, const HeadOutput* out,
+                                              const FusedScratch& f, ArenaRef& arena) noexcept {
+  const std::size_t dk = d.d_k();
+  for (std::size_t k0 = 0; k0 < in.keys; k0 += mha_block_kv) {
+    const std::size_t bk = mha_min(in.keys - k0, mha_block_kv);
+    if (out) {
+      K::dequantize_rows_s8(bk, dk, in.v8 + k0 * dk, dk, in.v_scale + k0, f.vt, dk);
+      EMHA_TRY(K::gemm_f32(sq, dk, bk, scores + k0, skv, f.vt, dk, Trans::none, out->ctx, out->ld, arena,
+                           GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
+    } else {
+      K::dequantize_rows_s8(bk, dk, in.k8 + k0 * dk, dk, in.k_scale + k0, f.kt, dk);
+      EMHA_TRY(K::gemm_f32(sq, bk, dk, in.q, in.ld_q, f.kt, dk, Trans::transpose, scores + k0, skv, arena,
+                           GemmOptions{scale, 0.0f, nullptr}));
+    }
+  }
+  return Status::ok;
+}
+
 template <class K>
 [[gnu::noinline]] Status attend_unfused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                       std::size_t b, std::size_t h, const HeadInputs& in, float scale,
                       float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, keys = in.keys, dk = d.d_k();
-  EMHA_TRY(K::gemm_f32(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
-                   GemmOptions{scale, 0.0f, nullptr}));
+  FusedScratch f{};
+  if (in.k8) {
+    EMHA_TRY(allocate_kv_tiles(d, sh, arena, f));
+    EMHA_TRY(unfused_int8_product<K>(d, sq, skv, in, scale, scores, nullptr, f, arena));
+  } else {
+    EMHA_TRY(K::gemm_f32(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
+                         GemmOptions{scale, 0.0f, nullptr}));
+  }
   apply_masks(d, sh, o.masks, b, h, 0, 0, sq, keys, in, scores, skv);
   K::softmax_f32(sq, keys, scores, skv, scores, skv, SoftmaxOptions{});
   for (std::size_t i = 0; i < sq; ++i)  // a cached sequence shorter than S_kv: weight 0 past it
     for (std::size_t j = keys; j < skv; ++j) scores[i * skv + j] = 0.0f;
   if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
+  if (in.k8) return unfused_int8_product<K>(d, sq, skv, in, scale, scores, &out, f, arena);
   return K::gemm_f32(sq, dk, keys, scores, skv, in.v, in.ld_kv, Trans::none, out.ctx, out.ld, arena, {});
 }
 
-// Scratch of the fused path: one score tile [bq x bk] (bq = min(S_q, mha_block_q), bk =
-// min(S_kv, mha_block_kv)) and the running row max and sum of the online softmax [bq].
-struct FusedScratch {
-  float* s;
-  float* row_max;
-  float* row_sum;
-};
 
 // Query tiles of the fused path: rows [q0, q0 + mha_block_q) for q0 = 0, mha_block_q, ...
 inline std::size_t fused_tiles(const AttentionShape& sh) noexcept {
@@ -195,12 +261,13 @@ template <class K>
   const std::size_t k_begin = d.window && reach > d.window ? reach - d.window : 0;
   for (std::size_t k0 = k_begin; k0 < k_end; k0 += mha_block_kv) {
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
-    EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in.k + k0 * in.ld_kv, in.ld_kv,
-                          Trans::transpose, f.s, lds, arena, GemmOptions{scale, 0.0f, nullptr}));
+    const KvTile t = kv_tile<K>(in, dk, k0, bk, f.kt, f.vt);
+    EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, t.k, t.ld, Trans::transpose, f.s, lds, arena,
+                          GemmOptions{scale, 0.0f, nullptr}));
     apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);
     K::softmax_online_update_f32(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
-    EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, out.ld,
-                          arena, GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
+    EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, t.v, t.ld, Trans::none, ctx, out.ld, arena,
+                          GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
   }
   K::softmax_online_finish_f32(bq, dk, f.row_sum, ctx, out.ld);
   return Status::ok;

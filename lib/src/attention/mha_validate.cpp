@@ -182,11 +182,15 @@ Status check_no_overlap(const MhaDims& d, const MhaWeights& w, const ArenaRef& a
   };
   const Bytes y = bytes_of(out.data, n.out);
   const Bytes p = bytes_of(o.attn_weights.data, n.attn_weights);
-  const Bytes c = cache ? bytes_of(cache->data, cache->batch * cache->capacity * 2 * d.kv_dim())
-                        : Bytes{0, 0};
-  if (overlap(y, p) || overlap(y, c) || overlap(p, c)) return Status::overlap;
+  // The cache's rows (float or int8) and an int8 cache's scales: written by an appending call.
+  const std::size_t rows = cache ? cache->batch * cache->capacity * 2 : 0;
+  const Bytes c = !cache        ? Bytes{0, 0}
+                  : cache->data8 ? bytes_of(cache->data8, rows * d.kv_dim())
+                                 : bytes_of(cache->data, rows * d.kv_dim());
+  const Bytes cs = cache && cache->scales ? bytes_of(cache->scales, rows * d.kv_heads) : Bytes{0, 0};
+  if (overlap(y, p) || overlap(y, c) || overlap(p, c) || overlap(y, cs) || overlap(p, cs)) return Status::overlap;
   for (const Bytes& r : reads)
-    if (overlap(y, r) || overlap(p, r) || overlap(c, r)) return Status::overlap;
+    if (overlap(y, r) || overlap(p, r) || overlap(c, r) || overlap(cs, r)) return Status::overlap;
   return Status::ok;
 }
 

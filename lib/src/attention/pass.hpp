@@ -60,6 +60,15 @@ inline float* kv_rows(const KvCacheView& c, const MhaDims& d, std::size_t b, std
                       std::size_t g) noexcept {
   return c.data + ((b * 2 + kind) * d.kv_heads + g) * c.capacity * d.d_k();
 }
+// The same block of an int8 cache, and its rows' scales [capacity].
+inline std::int8_t* kv_rows8(const KvCacheView& c, const MhaDims& d, std::size_t b, std::size_t kind,
+                             std::size_t g) noexcept {
+  return c.data8 + ((b * 2 + kind) * d.kv_heads + g) * c.capacity * d.d_k();
+}
+inline float* kv_scales(const KvCacheView& c, const MhaDims& d, std::size_t b, std::size_t kind,
+                        std::size_t g) noexcept {
+  return c.scales + ((b * 2 + kind) * d.kv_heads + g) * c.capacity;
+}
 
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -45,6 +45,10 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
   const KvCacheView& c = *s.cache;
   const std::size_t len = c.held(b);
   const std::size_t q_pos = c.use == KvUse::append ? len : 0;
+  if (c.data8)
+    return HeadInputs{s.qkv + h * dk, ld, nullptr, nullptr, dk, len + s.new_kv, q_pos, slope, rel,
+                      kv_rows8(c, d, b, 0, g), kv_rows8(c, d, b, 1, g), kv_scales(c, d, b, 0, g),
+                      kv_scales(c, d, b, 1, g)};
   return HeadInputs{s.qkv + h * dk, ld, kv_rows(c, d, b, 0, g), kv_rows(c, d, b, 1, g), dk, len + s.new_kv,
                     q_pos, slope, rel};
 }
@@ -74,6 +78,7 @@ template <class K>
     ArenaScope scope(arena);
     FusedScratch f{};
     EMHA_TRY(allocate_group(s.sh, n, arena, f));
+    EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
     const HeadInputs in = head_inputs(s, b, h0);
     return attend_group<K>(s.d, s.sh, s.o, b, h0, n, in, s.positions.alibi_slopes, scale,
                            one_query_keys(s.d, s.sh, s.o, in), true, f,
@@ -95,6 +100,7 @@ template <class K>
     ArenaScope scope(arena);
     FusedScratch f{};
     EMHA_TRY(allocate_group(s.sh, group, arena, f));
+    EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
     const SplitChunk p = split_chunk(s, c);
     f.row_max = p.max + h0;
     f.row_sum = p.sum + h0;
@@ -132,6 +138,7 @@ template <class K>
       ArenaScope scope(arena);
       FusedScratch f{};
       EMHA_TRY(allocate_fused(s.sh, arena, f));
+      EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
       return attend_fused<K>(s.d, s.sh, s.o, b, h, i / s.d.heads * mha_block_q, head_inputs(s, b, h),
                              scale, f, head_output(s, h), arena);
     });

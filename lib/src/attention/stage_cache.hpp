@@ -10,21 +10,48 @@
 #include "attention/pass.hpp"
 #include "attention/return_on_error.hpp"
 #include "attention/stage_project.hpp"
+#include "emha/kernels/quant.hpp"
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
 // The `count` K | V rows of Pass::qkv (its K and V columns) into sequence b's cache rows from row
-// `first`: each K/V head's d_k floats to that head's block.
+// `first`: each K/V head's d_k floats to that head's block, or (an int8 cache) quantized there
+// with a scale per row.
 inline void store_rows(const Pass& s, std::size_t b, std::size_t first, std::size_t count) noexcept {
   const MhaDims& d = s.d;
+  const KvCacheView& c = *s.cache;
   const std::size_t dk = d.d_k(), ld = d.qkv_dim();
   for (std::size_t kind = 0; kind < 2; ++kind)
     for (std::size_t g = 0; g < d.kv_heads; ++g) {
-      float* dst = kv_rows(*s.cache, d, b, kind, g) + first * dk;
       const float* src = s.qkv + d.proj_col(1 + int(kind)) + g * dk;
+      if (c.data8) {
+        quantize_rows_s8(count, dk, src, ld, kv_rows8(c, d, b, kind, g) + first * dk, dk,
+                         kv_scales(c, d, b, kind, g) + first);
+        continue;
+      }
+      float* dst = kv_rows(c, d, b, kind, g) + first * dk;
       for (std::size_t i = 0; i < count; ++i, dst += dk, src += ld)
         for (std::size_t j = 0; j < dk; ++j) dst[j] = src[j];
+    }
+}
+
+// Rows [from, from + n) of each of sequence b's blocks to rows [0, n) (forward: the source is
+// later), with their scales in an int8 cache.
+inline void move_rows_front(const KvCacheView& c, const MhaDims& d, std::size_t b, std::size_t from,
+                            std::size_t n) noexcept {
+  const std::size_t dk = d.d_k();
+  for (std::size_t kind = 0; kind < 2; ++kind)
+    for (std::size_t g = 0; g < d.kv_heads; ++g) {
+      if (c.data8) {
+        std::int8_t* rows = kv_rows8(c, d, b, kind, g);
+        for (std::size_t j = 0; j < n * dk; ++j) rows[j] = rows[from * dk + j];
+        float* scales = kv_scales(c, d, b, kind, g);
+        for (std::size_t j = 0; j < n; ++j) scales[j] = scales[from + j];
+        continue;
+      }
+      float* rows = kv_rows(c, d, b, kind, g);
+      for (std::size_t j = 0; j < n * dk; ++j) rows[j] = rows[from * dk + j];
     }
 }
 
@@ -32,15 +59,10 @@ template <class K>
 [[gnu::noinline]] Status append_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const KvCacheView& c = *s.cache;
-  const std::size_t dk = d.d_k(), held = c.held(b);
+  const std::size_t held = c.held(b);
   const std::size_t kept = kv_rows_kept(held, s.new_kv, c.capacity, c.window);
-  if (kept < held) {  // roll: each block's rows [held - kept, held) to [0, kept); forward, the source is later
-    for (std::size_t kind = 0; kind < 2; ++kind)
-      for (std::size_t g = 0; g < d.kv_heads; ++g) {
-        float* rows = kv_rows(c, d, b, kind, g);
-        const float* from = rows + (held - kept) * dk;
-        for (std::size_t j = 0; j < kept * dk; ++j) rows[j] = from[j];
-      }
+  if (kept < held) {  // roll: each block's rows [held - kept, held) to [0, kept)
+    move_rows_front(c, d, b, held - kept, kept);
     c.firsts[b] += held - kept;
   }
   store_rows(s, b, kept, s.new_kv);

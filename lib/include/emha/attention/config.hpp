@@ -69,6 +69,17 @@ enum class WeightType : unsigned char {
   int8,
 };
 
+// The element type of a KvCache<Config>'s keys and values.
+enum class KvType : unsigned char {
+  f32,   // float
+  // int8, symmetric, one float scale per (position, K/V head): scale = amax / 127 over the row's
+  // d_k values, q = round(x / scale) (emha/kernels/quant.hpp; ExecuTorch's QuantizedKVCache keeps
+  // a scale per token and head too). Each key tile is dequantized as attention reads it, so a
+  // step reads about a quarter of the cache's float bytes; the new tokens' K and V are quantized
+  // as they are appended, before any query reads them.
+  int8,
+};
+
 // Which projections have a bias, on top of `bias` (a projection has one when both say so). labml's
 // annotated MHA with bias=False is {false, false, true, true}: its V and output layers always have one.
 struct ProjectionBias {
@@ -100,6 +111,9 @@ struct MhaConfig {
   static constexpr bool prepack_weights = true;
   // The projections' weights: float, or int8 with a float scale per output channel (WeightType).
   static constexpr WeightType weight_type = WeightType::f32;
+  // The keys and values of its KvCache: float, or int8 with a scale per position and K/V head
+  // (KvType). int8 adds a dequantized K and V tile per task to the arena.
+  static constexpr KvType kv_cache_type = KvType::f32;
   // forward() may be asked for the attention weights (PyTorch need_weights). That path holds one
   // head's [S_q x S_kv] scores; false leaves only the fused path, whose arena is linear in S_kv.
   static constexpr bool attention_weights = true;

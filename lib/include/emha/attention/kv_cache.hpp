@@ -8,6 +8,9 @@
 // Layout, head-major (HF's StaticCache [B, H_kv, S_max, d_k], K then V): sequence b, K (kind 0)
 // or V (1), K/V head g is a block [Capacity x d_k], position p in its row p:
 //   data[((b * 2 + kind) * kv_heads + g) * Capacity * d_k + p * d_k ..]
+// Config::kv_cache_type = KvType::int8: the same layout of int8 values, and one float scale per
+// row, scales[((b * 2 + kind) * kv_heads + g) * Capacity + p] (emha/kernels/quant.hpp); owned
+// storage only. Its bytes are about a quarter of the float cache's (d_k + 4 per row, not 4 d_k).
 // Why head-major, measured (bench_decode's layout/ benchmarks, bench/README.md): a
 // step's attention reads each head's keys and values once; head-major makes that a contiguous
 // stream, token-major (llama.cpp's row of all heads, which emha used first) a d_k-float read every
@@ -32,6 +35,7 @@
 // ALiBi). Masks of such a call are laid over its keys, key k being position first_key(b, n) + k.
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "emha/arena.hpp"
@@ -52,6 +56,8 @@ class KvCache {
                 "KvCache batch must be between 1 and Config::max_batch");
   static_assert(Config::head_split == HeadSplit::columns,
                 "a KvCache needs head_split columns (flat_view mixes positions)");
+  static_assert(Config::kv_cache_type == KvType::f32 || Own == ArenaOwnership::owned,
+                "an int8 KvCache owns its storage");
 
  public:
   using config = Config;
@@ -62,9 +68,14 @@ class KvCache {
   static constexpr std::size_t window =
       Config::sliding_window > 0 && Config::sliding_window <= Capacity ? Config::sliding_window : 0;
   static constexpr std::size_t kv_dim = detail::mha_dims<Config>().kv_dim();
+  static constexpr KvType kv_type = Config::kv_cache_type;
   static constexpr std::size_t row_floats = 2 * kv_dim;  // one position: its K and V, all heads
-  static constexpr std::size_t floats = Batch * Capacity * row_floats;
-  static constexpr std::size_t bytes = floats * sizeof(float);  // the storage, exactly
+  static constexpr std::size_t floats = Batch * Capacity * row_floats;  // values (float or int8)
+  // int8: the rows' scales, one per position, K/V and K/V head
+  static constexpr std::size_t scale_count =
+      kv_type == KvType::int8 ? Batch * Capacity * 2 * detail::mha_dims<Config>().kv_heads : 0;
+  static constexpr std::size_t bytes =  // the storage, exactly
+      kv_type == KvType::int8 ? floats + scale_count * sizeof(float) : floats * sizeof(float);
 
   // Owned storage.
   KvCache() noexcept {
@@ -116,7 +127,10 @@ class KvCache {
   // The size-erased view forward() works on. KvUse::read never writes through it, so a const
   // cache (static K/V shared by decoders) can give one.
   detail::KvCacheView view(detail::KvUse use = detail::KvUse::append) noexcept {
-    return {storage_.data, lengths_, firsts_, Capacity, Batch, window, use};
+    if constexpr (kv_type == KvType::int8)
+      return {nullptr, storage_.data, storage_.scales, lengths_, firsts_, Capacity, Batch, window, use};
+    else
+      return {storage_.data, nullptr, nullptr, lengths_, firsts_, Capacity, Batch, window, use};
   }
   detail::KvCacheView view_read() const noexcept {
     return const_cast<KvCache&>(*this).view(detail::KvUse::read);
@@ -126,10 +140,16 @@ class KvCache {
   struct Owned {
     alignas(64) float data[floats] = {};
   };
+  struct OwnedInt8 {
+    alignas(64) std::int8_t data[floats] = {};
+    alignas(64) float scales[scale_count] = {};
+  };
   struct Borrowed {
     float* data;
   };
-  using Storage = typename std::conditional<Own == ArenaOwnership::owned, Owned, Borrowed>::type;
+  using Storage = typename std::conditional<
+      Own == ArenaOwnership::owned, typename std::conditional<kv_type == KvType::int8, OwnedInt8, Owned>::type,
+      Borrowed>::type;
   Storage storage_{};
   std::size_t lengths_[Batch] = {};
   std::size_t firsts_[Batch] = {};  // position of row 0 (0 until a rolling cache rolls)

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "emha/arena.hpp"
 #include "emha/attention/config.hpp"
@@ -26,6 +27,7 @@ struct MhaDims {
   bool bias[4] = {};     // Q, K, V, output projection has a bias
   bool prepack = false;
   bool int8_weights = false;  // WeightType::int8: the projections' weights int8 with row scales
+  bool kv_int8 = false;       // KvType::int8: a KvCache holds int8 rows with a scale each
   bool weights = false;  // the unfused path (attention weights out) is available
   std::size_t threads = 0;  // scratch slots: tasks forward() splits a stage into, at most
   Position position = Position::none;
@@ -104,6 +106,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.bias[3] = C::bias && pb.out;
   d.prepack = C::prepack_weights;
   d.int8_weights = C::weight_type == WeightType::int8;
+  d.kv_int8 = C::kv_cache_type == KvType::int8;
   d.weights = C::attention_weights;
   d.threads = C::max_threads;
   d.position = C::position;
@@ -175,7 +178,9 @@ enum class KvUse : unsigned char {
 // Sequence b holds positions firsts[b] .. lengths[b] - 1, position p in row p - firsts[b] of each
 // block. firsts[b] is 0 unless the cache rolls (window > 0).
 struct KvCacheView {
-  float* data;
+  float* data;            // float rows, or null for an int8 cache (data8)
+  std::int8_t* data8;     // int8 rows in data's layout, or null
+  float* scales;          // int8: one per row, [b][kind][g][position], or null
   std::size_t* lengths;  // [batch] positions seen: the next new token's position
   std::size_t* firsts;   // [batch] position of row 0
   std::size_t capacity, batch;
@@ -265,12 +270,15 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t flat =
       d.head_split == HeadSplit::flat_view ? rows * mha_max(d.q_dim(), d.kv_dim()) * f + 64 : 0;
   const std::size_t bq = mha_min(d.max_seq_q, mha_block_q), bk = mha_min(d.max_seq_kv, mha_block_kv);
-  const std::size_t fused = (bq * bk * f + 64) + 2 * (bq * f + 64) +
+  // An int8 KvCache: every attention path dequantizes one K and one V tile [bk x d_k] at a time.
+  const std::size_t kv_tiles = d.kv_int8 ? 2 * (bk * d.d_k() * f + 64) : 0;
+  const std::size_t fused = kv_tiles + (bq * bk * f + 64) + 2 * (bq * f + 64) +
                             mha_max(gemm_f32_scratch_bytes(bq, bk, d.d_k()),      // Q_t K_t^T
                                     gemm_f32_scratch_bytes(bq, d.d_k(), bk));     // P_t V_t
   const std::size_t group = d.kv_heads < d.heads ? d.heads / d.kv_heads : 0;
-  const std::size_t stacked = group ? (mha_min(group, mha_group_rows) * bk * f + 64) + 2 * (group * f + 64) : 0;
-  const std::size_t unfused = (d.max_seq_q * d.max_seq_kv * f + 64) +
+  const std::size_t stacked =
+      group ? kv_tiles + (mha_min(group, mha_group_rows) * bk * f + 64) + 2 * (group * f + 64) : 0;
+  const std::size_t unfused = kv_tiles + (d.max_seq_q * d.max_seq_kv * f + 64) +
                               mha_max(gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()),
                                       gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));
   return arena_round_up(
