@@ -54,11 +54,12 @@ inline KeyRange one_query_keys(const MhaDims& d, const AttentionShape& sh, const
 // its query, the group's K/V head, q_pos); slopes: ALiBi's per head, or null. out is head h0's
 // columns of ctx. finish: divide by the sums (the whole range); else out, f.row_max and f.row_sum
 // keep the unnormalized context, the max and the sum of the range (a chunk: split_attention.hpp).
-template <class K>
+// Kv8: an int8 cache's head (HeadInputs8), its key tiles dequantized into f's.
+template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_group(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
-                                      std::size_t b, std::size_t h0, std::size_t rows, const HeadInputs& in,
+                                      std::size_t b, std::size_t h0, std::size_t rows, const HeadInputsOf<Kv8>& in,
                                       const float* slopes, float scale, KeyRange keys, bool finish,
-                                      const FusedScratch& f, const HeadOutput& out) noexcept {
+                                      const FusedScratchOf<Kv8>& f, const HeadOutput& out) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const std::size_t dk = d.d_k(), lds = mha_min(in.keys, mha_block_kv);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -67,7 +68,7 @@ template <class K>
   }
   for (std::size_t k0 = keys.begin; k0 < keys.end; k0 += mha_block_kv) {
     const std::size_t bk = keys.end - k0 < mha_block_kv ? keys.end - k0 : mha_block_kv;
-    const KvTile t = kv_tile<K>(in, dk, k0, bk, f.kt, f.vt);
+    const KvTile t = kv_tile<K>(in, dk, k0, bk, f, sh);
     for (std::size_t c0 = 0; c0 < rows; c0 += mha_group_rows) {
       const std::size_t m = rows - c0 < mha_group_rows ? rows - c0 : mha_group_rows;
       float* ctx = out.ctx + c0 * out.ld;  // the heads' columns of ctx's one row, or a chunk's

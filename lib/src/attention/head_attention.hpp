@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "attention/kernel_set.hpp"
 #include "attention/return_on_error.hpp"
@@ -34,13 +35,19 @@ struct HeadInputs {
   std::size_t q_pos;    // position of query 0 among the keys: 0, or with a cache its length
   float alibi_slope;    // ALiBi: -slope * |i - j| joins the scaled scores; 0: no ALiBi
   const RelativeBias* relative;  // T5's bias, else null
-  // An int8 cache's rows [keys x d_k] (row stride d_k) and their scales [keys], in place of k and
-  // v (null then); null otherwise.
-  const std::int8_t* k8 = nullptr;
-  const std::int8_t* v8 = nullptr;
-  const float* k_scale = nullptr;
-  const float* v_scale = nullptr;
 };
+
+// A head over an int8 cache (Config::kv_cache_type): its K rows [keys x d_k] (row stride ld_kv =
+// d_k), and in HeadInputs' k and v the K and V rows' scales [keys]. Its V rows sit as far after
+// its K rows, in rows, as its V scales after its K scales (the cache's one layout, kv_cache.hpp):
+// v8(). A type of its own, chosen at compile time (mha_stage_kv8), so that a float cache's paths
+// keep their frames (Cortex-M stack) and link no dequantization; one pointer, for the same reason.
+struct HeadInputs8 : HeadInputs {
+  const std::int8_t* k8;
+  const std::int8_t* v8() const noexcept { return k8 + (v - k) * std::ptrdiff_t(ld_kv); }
+};
+template <bool Kv8>
+using HeadInputsOf = std::conditional_t<Kv8, HeadInputs8, HeadInputs>;
 
 struct HeadOutput {
   float* ctx;      // [S_q x d_k] columns of this head
@@ -54,33 +61,52 @@ struct FusedScratch {
   float* s;
   float* row_max;
   float* row_sum;
-  float* kt = nullptr;
-  float* vt = nullptr;
 };
+// kt: the K tile [bk x d_k], then the V tile (v_tile), bk = min(S_kv, mha_block_kv).
+struct FusedScratch8 : FusedScratch {
+  float* kt;
+  float* v_tile(const AttentionShape& sh, std::size_t dk) const noexcept {
+    return kt + mha_min(sh.seq_kv, mha_block_kv) * dk;
+  }
+};
+template <bool Kv8>
+using FusedScratchOf = std::conditional_t<Kv8, FusedScratch8, FusedScratch>;
 
-// f's K and V tiles, where the dims have an int8 cache (every path's buffers, after its own).
+// An int8 cache's K and V tiles (every path's buffers, after its own); none for a float cache.
+inline Status allocate_kv_tiles(const MhaDims&, const AttentionShape&, ArenaRef&, FusedScratch&) noexcept {
+  return Status::ok;
+}
 inline Status allocate_kv_tiles(const MhaDims& d, const AttentionShape& sh, ArenaRef& arena,
-                                FusedScratch& f) noexcept {
-  if (!d.kv_int8) return Status::ok;
-  const std::size_t floats = mha_min(sh.seq_kv, mha_block_kv) * d.d_k();
-  EMHA_TRY(arena.allocate(floats, f.kt, 64));
-  return arena.allocate(floats, f.vt, 64);
+                                FusedScratch8& f) noexcept {
+  return arena.allocate(2 * mha_min(sh.seq_kv, mha_block_kv) * d.d_k(), f.kt, 64);
 }
 
 // Keys [k0, k0 + bk) of a head (bk <= mha_block_kv): their K and V rows where they are (floats),
-// or an int8 cache's dequantized into kt and vt (row stride d_k): the tile the products read.
+// or an int8 cache's dequantized into f's tiles (row stride d_k): the tile the products read.
 struct KvTile {
   const float* k;
   const float* v;
   std::size_t ld;
 };
 template <class K>
-inline KvTile kv_tile(const HeadInputs& in, std::size_t dk, std::size_t k0, std::size_t bk, float* kt,
-                      float* vt) noexcept {
-  if (!in.k8) return {in.k + k0 * in.ld_kv, in.v + k0 * in.ld_kv, in.ld_kv};
-  K::dequantize_rows_s8(bk, dk, in.k8 + k0 * dk, dk, in.k_scale + k0, kt, dk);
-  K::dequantize_rows_s8(bk, dk, in.v8 + k0 * dk, dk, in.v_scale + k0, vt, dk);
-  return {kt, vt, dk};
+[[gnu::always_inline]] inline KvTile kv_tile(const HeadInputs& in, std::size_t, std::size_t k0, std::size_t,
+                                             const FusedScratch&, const AttentionShape&) noexcept {
+  return {in.k + k0 * in.ld_kv, in.v + k0 * in.ld_kv, in.ld_kv};
+}
+// Out of line: its calls' arguments stay off the paths' frames (Cortex-M stack).
+template <class K>
+[[gnu::noinline]] void dequantize_tile(const HeadInputs8& in, std::size_t k0, std::size_t bk, float* kt,
+                                       float* vt) noexcept {
+  const std::size_t dk = in.ld_kv;
+  K::dequantize_rows_s8(bk, dk, in.k8 + k0 * dk, dk, in.k + k0, kt, dk);
+  K::dequantize_rows_s8(bk, dk, in.v8() + k0 * dk, dk, in.v + k0, vt, dk);
+}
+template <class K>
+[[gnu::always_inline]] inline KvTile kv_tile(const HeadInputs8& in, std::size_t dk, std::size_t k0, std::size_t bk,
+                                             const FusedScratch8& f, const AttentionShape& sh) noexcept {
+  float* const vt = f.v_tile(sh, dk);
+  dequantize_tile<K>(in, k0, bk, f.kt, vt);
+  return {f.kt, vt, dk};
 }
 
 template <class T>
@@ -166,25 +192,42 @@ inline void store_weights(const MhaDims& d, const AttentionShape& sh, const Forw
 // Both paths are kept out of the forward pass's frame ([[gnu::noinline]]): inlined, their locals
 // and spills would sit in mha_forward's frame on Cortex-M, on top of every GEMM below it
 // (tests/firmware/stack_budget.py); out of line, only the path that runs is on the stack.
-// An int8 cache's unfused head, one product of attend_unfused at a time: K or V in key tiles,
-// each dequantized as read (f.kt, f.vt); scores [S_q, keys] (ld skv) from Q, or the context
-// (P V, summed tile after tile) from the probabilities in scores.
+// The unfused path's scores [S_q, keys] (row stride S_kv) into probabilities: the masks, the
+// softmax, zeros past a cached sequence's keys, and the caller's copy of the weights. One
+// definition for both unfused paths (float and int8 K/V).
 template <class K>
-[[gnu::noinline]] Status unfused_int8_product(const MhaDims& d, std::size_t sq, std::size_t skv, const HeadInputs& in,
-                                              float scale, float* scores, const HeadOutput* out,
-                                              const FusedScratch& f, ArenaRef& arena) noexcept {
-  const std::size_t dk = d.d_k();
+[[gnu::noinline]] void unfused_probabilities(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                                             std::size_t b, std::size_t h, const HeadInputs& in,
+                                             float* scores) noexcept {
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, keys = in.keys;
+  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, keys, in, scores, skv);
+  K::softmax_f32(sq, keys, scores, skv, scores, skv, SoftmaxOptions{});
+  for (std::size_t i = 0; i < sq; ++i)  // a cached sequence shorter than S_kv: weight 0 past it
+    for (std::size_t j = keys; j < skv; ++j) scores[i * skv + j] = 0.0f;
+  if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
+}
+
+// An int8 cache's unfused head: K, then V, in key tiles dequantized as read (the task's K and V
+// tiles); the context summed tile after tile.
+template <class K>
+[[gnu::noinline]] Status attend_unfused_int8(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
+                                            std::size_t b, std::size_t h, const HeadInputs8& in, float scale,
+                                            float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k();
+  FusedScratch8 f{};
+  EMHA_TRY(allocate_kv_tiles(d, sh, arena, f));
   for (std::size_t k0 = 0; k0 < in.keys; k0 += mha_block_kv) {
     const std::size_t bk = mha_min(in.keys - k0, mha_block_kv);
-    if (out) {
-      K::dequantize_rows_s8(bk, dk, in.v8 + k0 * dk, dk, in.v_scale + k0, f.vt, dk);
-      EMHA_TRY(K::gemm_f32(sq, dk, bk, scores + k0, skv, f.vt, dk, Trans::none, out->ctx, out->ld, arena,
-                           GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
-    } else {
-      K::dequantize_rows_s8(bk, dk, in.k8 + k0 * dk, dk, in.k_scale + k0, f.kt, dk);
-      EMHA_TRY(K::gemm_f32(sq, bk, dk, in.q, in.ld_q, f.kt, dk, Trans::transpose, scores + k0, skv, arena,
-                           GemmOptions{scale, 0.0f, nullptr}));
-    }
+    K::dequantize_rows_s8(bk, dk, in.k8 + k0 * dk, dk, in.k + k0, f.kt, dk);
+    EMHA_TRY(K::gemm_f32(sq, bk, dk, in.q, in.ld_q, f.kt, dk, Trans::transpose, scores + k0, skv, arena,
+                         GemmOptions{scale, 0.0f, nullptr}));
+  }
+  unfused_probabilities<K>(d, sh, o, b, h, in, scores);
+  for (std::size_t k0 = 0; k0 < in.keys; k0 += mha_block_kv) {
+    const std::size_t bk = mha_min(in.keys - k0, mha_block_kv);
+    K::dequantize_rows_s8(bk, dk, in.v8() + k0 * dk, dk, in.v + k0, f.kt, dk);  // K's tile is free
+    EMHA_TRY(K::gemm_f32(sq, dk, bk, scores + k0, skv, f.kt, dk, Trans::none, out.ctx, out.ld, arena,
+                         GemmOptions{1.0f, k0 == 0 ? 0.0f : 1.0f, nullptr}));
   }
   return Status::ok;
 }
@@ -194,20 +237,9 @@ template <class K>
                       std::size_t b, std::size_t h, const HeadInputs& in, float scale,
                       float* scores, const HeadOutput& out, ArenaRef& arena) noexcept {
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, keys = in.keys, dk = d.d_k();
-  FusedScratch f{};
-  if (in.k8) {
-    EMHA_TRY(allocate_kv_tiles(d, sh, arena, f));
-    EMHA_TRY(unfused_int8_product<K>(d, sq, skv, in, scale, scores, nullptr, f, arena));
-  } else {
-    EMHA_TRY(K::gemm_f32(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
-                         GemmOptions{scale, 0.0f, nullptr}));
-  }
-  apply_masks(d, sh, o.masks, b, h, 0, 0, sq, keys, in, scores, skv);
-  K::softmax_f32(sq, keys, scores, skv, scores, skv, SoftmaxOptions{});
-  for (std::size_t i = 0; i < sq; ++i)  // a cached sequence shorter than S_kv: weight 0 past it
-    for (std::size_t j = keys; j < skv; ++j) scores[i * skv + j] = 0.0f;
-  if (o.attn_weights.data) store_weights(d, sh, o, b, h, scores);
-  if (in.k8) return unfused_int8_product<K>(d, sq, skv, in, scale, scores, &out, f, arena);
+  EMHA_TRY(K::gemm_f32(sq, keys, dk, in.q, in.ld_q, in.k, in.ld_kv, Trans::transpose, scores, skv, arena,
+                       GemmOptions{scale, 0.0f, nullptr}));
+  unfused_probabilities<K>(d, sh, o, b, h, in, scores);
   return K::gemm_f32(sq, dk, keys, scores, skv, in.v, in.ld_kv, Trans::none, out.ctx, out.ld, arena, {});
 }
 
@@ -241,10 +273,11 @@ Status tile_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, st
 }
 
 // The fused path for query rows [q0, q0 + mha_block_q) of head h (one task's item).
-template <class K>
+// Kv8: an int8 cache's head (HeadInputs8), its key tiles dequantized into f's.
+template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
-                    std::size_t b, std::size_t h, std::size_t q0, const HeadInputs& in, float scale,
-                    const FusedScratch& f, const HeadOutput& out, ArenaRef& arena) noexcept {
+                    std::size_t b, std::size_t h, std::size_t q0, const HeadInputsOf<Kv8>& in, float scale,
+                    const FusedScratchOf<Kv8>& f, const HeadOutput& out, ArenaRef& arena) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const std::size_t sq = sh.seq_q, skv = in.keys, dk = d.d_k(), lds = mha_min(skv, mha_block_kv);
   const std::size_t bq = sq - q0 < mha_block_q ? sq - q0 : mha_block_q;
@@ -261,7 +294,7 @@ template <class K>
   const std::size_t k_begin = d.window && reach > d.window ? reach - d.window : 0;
   for (std::size_t k0 = k_begin; k0 < k_end; k0 += mha_block_kv) {
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
-    const KvTile t = kv_tile<K>(in, dk, k0, bk, f.kt, f.vt);
+    const KvTile t = kv_tile<K>(in, dk, k0, bk, f, sh);
     EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, t.k, t.ld, Trans::transpose, f.s, lds, arena,
                           GemmOptions{scale, 0.0f, nullptr}));
     apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);

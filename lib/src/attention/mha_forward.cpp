@@ -78,12 +78,16 @@ constexpr StagePlan plan_of(const MhaDims& d, const KvCacheView* cache) noexcept
 template <class K, unsigned Stages>
 Status run_stage(Stage stage, const Pass& s, std::size_t b) noexcept {
   constexpr bool norm = Stages & mha_stage_norm, flat = Stages & mha_stage_flat, q8 = Stages & mha_stage_int8;
+  constexpr bool kv8 = Stages & mha_stage_kv8;
   switch (stage) {
     case Stage::project: return project_stage<K, q8>(s, b);
-    case Stage::append: return append_stage<K>(s, b);
-    case Stage::attend: return attend_stage<K>(s, b);
+    case Stage::append: return append_stage<K, kv8>(s, b);
+    case Stage::attend:
+      if constexpr (kv8)  // a call with the cache reads int8 rows; one without, Q|K|V's floats
+        if (s.cache) return attend_stage<K, true>(s, b);
+      return attend_stage<K, false>(s, b);
     case Stage::output: return output_stage<K, q8>(s, b);
-    case Stage::fill: return fill_stage<K, q8>(s, b);
+    case Stage::fill: return fill_stage<K, q8, kv8>(s, b);
     case Stage::norm_input: if constexpr (norm) return norm_input_stage<K>(s, b); break;
     case Stage::norm_heads: if constexpr (norm) return norm_heads_stage<K>(s, b); break;
     case Stage::residual_output: if constexpr (norm) return residual_output_stage<K, q8>(s, b); break;
@@ -114,7 +118,7 @@ template <class K, unsigned Stages>
   Pass s{d,         w,           packed,   positions, sh,      o,       query.data,
          normed,    key.data == query.data ? normed : key.data,
          value.data == query.data ? normed : value.data, out.data, nullptr, nullptr, nullptr,
-         {nullptr, mha_slot_bytes(d), d.threads}, cache, kv_rows_projected(sh, cache)};
+         {nullptr, d.slot_bytes, d.threads}, cache, kv_rows_projected(sh, cache)};
   const std::size_t q_rows = fill ? 0 : sh.seq_q, rows = q_rows > s.new_kv ? q_rows : s.new_kv;
   EMHA_TRY(arena.allocate(rows * d.qkv_dim(), s.qkv, 64));
   EMHA_TRY(arena.allocate(q_rows * d.q_dim(), s.ctx, 64));
@@ -171,31 +175,52 @@ template <unsigned Stages>
 }
 }  // namespace
 
-// The whole pass, for either weight type (x86's run-time dispatch, and the reference).
+// The whole pass, for either weight type and either cache type: every Config's forward() on
+// x86's run-time dispatch.
 Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                     const MhaPositions& positions, ArenaRef& arena, const AttentionShape& sh,
                     Span<const float> query, Span<const float> key, Span<const float> value,
                     Span<float> out, const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  constexpr unsigned all = mha_stages_all, q8 = mha_stage_int8, kv8 = mha_stage_kv8;
+  if (d.int8_weights && d.kv_int8)
+    return forward_all<all | q8 | kv8>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
   if (d.int8_weights)
-    return forward_all<mha_stages_all | mha_stage_int8>(d, w, packed, positions, arena, sh, query, key, value, out,
-                                                        o, cache);
-  return forward_all<mha_stages_all>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+    return forward_all<all | q8>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+  if (d.kv_int8)
+    return forward_all<all | kv8>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
+  return forward_all<all>(d, w, packed, positions, arena, sh, query, key, value, out, o, cache);
 }
+
+namespace {
+// The reference pass (RefKernels) for one weight type and one cache type, out of line as
+// forward_all.
+template <unsigned Stages>
+[[gnu::noinline]] Status reference_pass(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
+                                        ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
+                                        Span<const float> key, Span<const float> value, Span<float> out,
+                                        const ForwardOptions& o, const KvCacheView* cache) noexcept {
+  return forward_pass<RefKernels, Stages>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out, o, cache);
+}
+}  // namespace
 
 Status mha_forward_ref(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                         ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
                         Span<const float> key, Span<const float> value, Span<float> out,
                         const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return forward_pass<RefKernels, mha_stages_all>(d, w, MhaPacked{}, positions, arena, sh, query, key, value, out,
-                                                 o, cache);
+  if (d.kv_int8)
+    return reference_pass<mha_stages_all | mha_stage_kv8>(d, w, positions, arena, sh, query, key, value, out, o,
+                                                          cache);
+  return reference_pass<mha_stages_all>(d, w, positions, arena, sh, query, key, value, out, o, cache);
 }
 
 Status mha_forward_ref_int8(const MhaDims& d, const MhaWeights& w, const MhaPositions& positions,
                              ArenaRef& arena, const AttentionShape& sh, Span<const float> query,
                              Span<const float> key, Span<const float> value, Span<float> out,
                              const ForwardOptions& o, const KvCacheView* cache) noexcept {
-  return forward_pass<RefKernels, mha_stages_all | mha_stage_int8>(d, w, MhaPacked{}, positions, arena, sh, query,
-                                                                   key, value, out, o, cache);
+  constexpr unsigned q8 = mha_stages_all | mha_stage_int8;
+  if (d.kv_int8)
+    return reference_pass<q8 | mha_stage_kv8>(d, w, positions, arena, sh, query, key, value, out, o, cache);
+  return reference_pass<q8>(d, w, positions, arena, sh, query, key, value, out, o, cache);
 }
 
 }  // namespace EMHA_ISA

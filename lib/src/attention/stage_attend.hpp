@@ -45,12 +45,27 @@ inline Status allocate_fused(const AttentionShape& sh, ArenaRef& arena, FusedScr
   const KvCacheView& c = *s.cache;
   const std::size_t len = c.held(b);
   const std::size_t q_pos = c.use == KvUse::append ? len : 0;
-  if (c.data8)
-    return HeadInputs{s.qkv + h * dk, ld, nullptr, nullptr, dk, len + s.new_kv, q_pos, slope, rel,
-                      kv_rows8(c, d, b, 0, g), kv_rows8(c, d, b, 1, g), kv_scales(c, d, b, 0, g),
-                      kv_scales(c, d, b, 1, g)};
   return HeadInputs{s.qkv + h * dk, ld, kv_rows(c, d, b, 0, g), kv_rows(c, d, b, 1, g), dk, len + s.new_kv,
                     q_pos, slope, rel};
+}
+// The same head over an int8 cache (a call with one: Pass::cache set).
+[[gnu::noinline]] inline HeadInputs8 head_inputs8(const Pass& s, std::size_t b, std::size_t h) noexcept {
+  const MhaDims& d = s.d;
+  const KvCacheView& c = *s.cache;
+  const std::size_t dk = d.d_k(), g = h / d.group(), len = c.held(b);
+  const float* slopes = s.positions.alibi_slopes;
+  HeadInputs8 in{};
+  static_cast<HeadInputs&>(in) =
+      HeadInputs{s.qkv + h * dk, d.qkv_dim(), kv_scales(c, d, b, 0, g), kv_scales(c, d, b, 1, g), dk, len + s.new_kv,
+                 c.use == KvUse::append ? len : 0, slopes ? slopes[h] : 0.0f,
+                 d.position == Position::relative_bias ? &s.positions.relative : nullptr};
+  in.k8 = kv_rows8(c, d, b, 0, g);
+  return in;
+}
+template <bool Kv8>
+inline HeadInputsOf<Kv8> head_inputs_of(const Pass& s, std::size_t b, std::size_t h) noexcept {
+  if constexpr (Kv8) return head_inputs8(s, b, h);
+  else return head_inputs(s, b, h);
 }
 inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
   return HeadOutput{s.ctx + h * s.d.d_k(), s.d.q_dim()};
@@ -62,8 +77,8 @@ inline HeadOutput head_output(const Pass& s, std::size_t h) noexcept {
 // per-head path would run (MQA on several threads): then each group is cut into as many parts as
 // that takes, each reading the K/V head once: the cache is read kv_heads * parts times (about
 // max(kv_heads, tasks)), not `heads` times, and no thread idles. Every row is computed alone
-// (attend_group), so the bits do not depend on the parts or the threads.
-template <class K>
+// (attend_group), so the bits do not depend on the parts or the threads. Kv8: over an int8 cache.
+template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_groups(const Pass& s, std::size_t b, float scale, std::size_t flops,
                                       std::size_t bytes) noexcept {
   const MhaDims& d = s.d;
@@ -76,11 +91,11 @@ template <class K>
     const std::size_t g = i % s.d.kv_heads, first = i / s.d.kv_heads * rows;
     const std::size_t h0 = g * group + first, n = mha_min(rows, group - first);
     ArenaScope scope(arena);
-    FusedScratch f{};
+    FusedScratchOf<Kv8> f{};
     EMHA_TRY(allocate_group(s.sh, n, arena, f));
     EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
-    const HeadInputs in = head_inputs(s, b, h0);
-    return attend_group<K>(s.d, s.sh, s.o, b, h0, n, in, s.positions.alibi_slopes, scale,
+    const HeadInputsOf<Kv8> in = head_inputs_of<Kv8>(s, b, h0);
+    return attend_group<K, Kv8>(s.d, s.sh, s.o, b, h0, n, in, s.positions.alibi_slopes, scale,
                            one_query_keys(s.d, s.sh, s.o, in), true, f,
                            HeadOutput{s.ctx + h0 * s.d.d_k(), s.d.d_k()});
   });
@@ -88,8 +103,8 @@ template <class K>
 
 // One query token over more than mha_split_keys keys (split_attention.hpp): items are (K/V head,
 // chunk) pairs, K/V-head-major, each the group's heads (one head without GQA) over the chunk;
-// then the chunks are combined on the caller.
-template <class K>
+// then the chunks are combined on the caller. Kv8: over an int8 cache.
+template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_split(const Pass& s, std::size_t b, float scale, KeyRange keys,
                                       std::size_t chunks, std::size_t flops, std::size_t bytes) noexcept {
   const std::size_t items = s.d.kv_heads * chunks;
@@ -98,13 +113,13 @@ template <class K>
     const std::size_t group = s.d.group(), dk = s.d.d_k(), c = i / s.d.kv_heads, h0 = i % s.d.kv_heads * group;
     const std::size_t begin = keys.begin + c * mha_split_keys;
     ArenaScope scope(arena);
-    FusedScratch f{};
+    FusedScratchOf<Kv8> f{};
     EMHA_TRY(allocate_group(s.sh, group, arena, f));
     EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
     const SplitChunk p = split_chunk(s, c);
     f.row_max = p.max + h0;
     f.row_sum = p.sum + h0;
-    return attend_group<K>(s.d, s.sh, s.o, b, h0, group, head_inputs(s, b, h0), s.positions.alibi_slopes, scale,
+    return attend_group<K, Kv8>(s.d, s.sh, s.o, b, h0, group, head_inputs_of<Kv8>(s, b, h0), s.positions.alibi_slopes, scale,
                            KeyRange{begin, mha_min(keys.end, begin + mha_split_keys)}, false, f,
                            HeadOutput{p.ctx + h0 * dk, dk});
   });
@@ -113,8 +128,9 @@ template <class K>
 }
 
 // The bodies capture only the Pass, the sequence and the scale: what they capture is a frame at
-// the bottom of the deepest call chain (Cortex-M stack, tests/firmware/stack_budget.py).
-template <class K>
+// the bottom of the deepest call chain (Cortex-M stack, tests/firmware/stack_budget.py). Kv8: a
+// call with an int8 cache (Pass::cache set); its unfused heads take attend_unfused_int8.
+template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_stage(const Pass& s, std::size_t b) noexcept {
   const MhaDims& d = s.d;
   const float scale = s.o.scale != 0.0f ? s.o.scale : resolved_scale(d.scale, d.d_k());
@@ -123,11 +139,11 @@ template <class K>
   if (s.o.attn_weights.data == nullptr) {  // fused
     if constexpr (K::stack_groups) {
       if (s.sh.seq_q == 1 && s.split) {
-        const KeyRange keys = one_query_keys(d, s.sh, s.o, head_inputs(s, b, 0));
+        const KeyRange keys = one_query_keys(d, s.sh, s.o, head_inputs_of<Kv8>(s, b, 0));
         const std::size_t chunks = split_chunks(keys);
-        if (chunks > 1) return attend_split<K>(s, b, scale, keys, chunks, flops, bytes);
+        if (chunks > 1) return attend_split<K, Kv8>(s, b, scale, keys, chunks, flops, bytes);
       }
-      if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K>(s, b, scale, flops, bytes);
+      if (s.sh.seq_q == 1 && d.kv_heads < d.heads) return attend_groups<K, Kv8>(s, b, scale, flops, bytes);
     }
     const std::size_t items = d.heads * fused_tiles(s.sh);
     return for_items(s.slots, items, stage_tasks(s.slots, items, flops, bytes),
@@ -136,11 +152,11 @@ template <class K>
       // where they fill the gaps of the tasks that finish first.
       const std::size_t h = i % s.d.heads;
       ArenaScope scope(arena);
-      FusedScratch f{};
+      FusedScratchOf<Kv8> f{};
       EMHA_TRY(allocate_fused(s.sh, arena, f));
       EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
-      return attend_fused<K>(s.d, s.sh, s.o, b, h, i / s.d.heads * mha_block_q, head_inputs(s, b, h),
-                             scale, f, head_output(s, h), arena);
+      return attend_fused<K, Kv8>(s.d, s.sh, s.o, b, h, i / s.d.heads * mha_block_q, head_inputs_of<Kv8>(s, b, h),
+                                  scale, f, head_output(s, h), arena);
     });
   }
   const std::size_t per_item = s.o.average_attn_weights ? d.heads : 1, items = d.heads / per_item;
@@ -150,8 +166,12 @@ template <class K>
       ArenaScope scope(arena);
       float* scores = nullptr;
       EMHA_TRY(arena.allocate(s.sh.seq_q * s.sh.seq_kv, scores, 64));
-      EMHA_TRY(attend_unfused<K>(s.d, s.sh, s.o, b, h, head_inputs(s, b, h), scale, scores,
-                                 head_output(s, h), arena));
+      if constexpr (Kv8)
+        EMHA_TRY(attend_unfused_int8<K>(s.d, s.sh, s.o, b, h, head_inputs8(s, b, h), scale, scores,
+                                        head_output(s, h), arena));
+      else
+        EMHA_TRY(attend_unfused<K>(s.d, s.sh, s.o, b, h, head_inputs(s, b, h), scale, scores,
+                                   head_output(s, h), arena));
     }
     return Status::ok;
   });

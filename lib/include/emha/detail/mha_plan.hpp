@@ -28,6 +28,7 @@ struct MhaDims {
   bool prepack = false;
   bool int8_weights = false;  // WeightType::int8: the projections' weights int8 with row scales
   bool kv_int8 = false;       // KvType::int8: a KvCache holds int8 rows with a scale each
+  std::size_t slot_bytes = 0;  // mha_slot_bytes: one task slot's scratch (computed at compile time)
   bool weights = false;  // the unfused path (attention weights out) is available
   std::size_t threads = 0;  // scratch slots: tasks forward() splits a stage into, at most
   Position position = Position::none;
@@ -84,6 +85,8 @@ inline float resolved_scale(float scale, std::size_t head_dim) noexcept {
   return scale != 0.0f ? scale : 1.0f / std::sqrt(float(head_dim));
 }
 
+constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept;
+
 // The dims of a Config (checked by check_config).
 template <class C>
 constexpr MhaDims mha_dims() noexcept {
@@ -128,6 +131,7 @@ constexpr MhaDims mha_dims() noexcept {
     d.relative_max_distance = C::relative_max_distance;
     d.relative_bidirectional = C::relative_bidirectional;
   }
+  d.slot_bytes = mha_slot_bytes(d);  // last: it reads the fields above
   return d;
 }
 
@@ -318,22 +322,24 @@ Status mha_forward(const MhaDims& d, const MhaWeights& w, const MhaPacked& packe
 
 // The stages a Config's pass can run beyond the projections, the cache's, attention and the
 // output projection, one bit each (the norms with the residual; RoPE; xPos; QK-norm; the flat
-// head split), and whether its projections' weights are int8. forward() calls
+// head split), whether its projections' weights are int8 and whether its KvCache is. forward() calls
 // mha_forward_staged<mha_stages<Config>()>: on builds of one variant its code references only
 // those stages and that weight type's GEMMs, so a firmware links no other (x86's run-time
 // dispatch runs the whole pass, mha_forward).
 inline constexpr unsigned mha_stage_norm = 1, mha_stage_rope = 2, mha_stage_xpos = 4, mha_stage_qk_norm = 8,
-                          mha_stage_flat = 16, mha_stage_int8 = 32, mha_stages_all = 31;
+                          mha_stage_flat = 16, mha_stage_int8 = 32, mha_stage_kv8 = 64, mha_stages_all = 31;
 template <class C>
 constexpr unsigned mha_stages() noexcept {
   return (C::norm != NormPlacement::none ? mha_stage_norm : 0u) | (C::position == Position::rope ? mha_stage_rope : 0u) |
          (C::position == Position::xpos ? mha_stage_xpos : 0u) | (C::qk_norm != QkNorm::none ? mha_stage_qk_norm : 0u) |
          (C::head_split == HeadSplit::flat_view ? mha_stage_flat : 0u) |
-         (C::weight_type == WeightType::int8 ? mha_stage_int8 : 0u);
+         (C::weight_type == WeightType::int8 ? mha_stage_int8 : 0u) |
+         (C::kv_cache_type == KvType::int8 ? mha_stage_kv8 : 0u);
 }
 
 // mha_forward for dims whose Config's stages are among Stages (mha_stages) and whose weight type
-// is Stages' (mha_stage_int8), for every stage set of EMHA_FOR_EACH_STAGE_SET.
+// is Stages' (mha_stage_int8), as its cache type (mha_stage_kv8), for every stage set of
+// EMHA_FOR_EACH_STAGE_SET.
 template <unsigned Stages>
 Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked& packed,
                           const MhaPositions& positions, ArenaRef& arena,
@@ -344,7 +350,9 @@ Status mha_forward_staged(const MhaDims& d, const MhaWeights& w, const MhaPacked
 // xPos are one Config::position, and the flat split has none.
 #define EMHA_FOR_EACH_STAGE_SET(X) \
   X(0) X(1) X(2) X(3) X(4) X(5) X(8) X(9) X(10) X(11) X(12) X(13) X(16) X(17) X(24) X(25) X(32) X(33) \
-  X(34) X(35) X(36) X(37) X(40) X(41) X(42) X(43) X(44) X(45) X(48) X(49) X(56) X(57)
+  X(34) X(35) X(36) X(37) X(40) X(41) X(42) X(43) X(44) X(45) X(48) X(49) X(56) X(57) X(64) X(65) \
+  X(66) X(67) X(68) X(69) X(72) X(73) X(74) X(75) X(76) X(77) X(80) X(81) X(88) X(89) X(96) X(97) \
+  X(98) X(99) X(100) X(101) X(104) X(105) X(106) X(107) X(108) X(109) X(112) X(113) X(120) X(121)
 #define EMHA_INSTANTIATE_STAGED(n) template decltype(mha_forward_staged<n>) mha_forward_staged<n>;
 
 // The same pass on the scalar reference kernels (gemm_f32_ref, softmax_f32_ref): float weights,
