@@ -57,18 +57,13 @@ struct DecodeConfig : emha::MhaConfig<D, H, kMaxLen + 1, kMaxLen + 1> {
   static constexpr emha::KvType kv_cache_type = T;
 };
 
-// Per output channel (a row of [out, in]), symmetric: scale = amax / 127, q in [-127, 127].
+// Per output channel (a row of [out, in]), symmetric: scale = amax / 127, q in [-127, 127]
+// (emha::quantize_rows_s8, the int8 cache's quantizer).
 void quantize_rows(const Floats& w, std::size_t rows, std::vector<std::int8_t>& q, Floats& scale) {
   const std::size_t cols = w.size() / rows;
   q.resize(w.size());
   scale = Floats(rows);
-  for (std::size_t r = 0; r < rows; ++r) {
-    float amax = 0;
-    for (std::size_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(w[r * cols + c]));
-    scale[r] = amax > 0 ? amax / 127.0f : 1.0f;
-    for (std::size_t c = 0; c < cols; ++c)
-      q[r * cols + c] = std::int8_t(std::lround(std::clamp(w[r * cols + c] / scale[r], -127.0f, 127.0f)));
-  }
+  emha::quantize_rows_s8(rows, cols, w.data(), cols, q.data(), cols, scale.data());
 }
 
 // One (D, H, kv_heads) layer with its cache, behind function pointers.
