@@ -162,3 +162,51 @@ NoHeapAttentionResult run_cache_without_heap() noexcept {
           run_rolling_cache_layer<emha::seed_fixtures::window_gqa_rope>() &&
           run_static_kv_layer<emha::fixtures::kvdim>()};
 }
+
+namespace {
+template <bool Prepack>
+struct Int8Layer : emha::MhaConfig<64, 4, 16, 16> {
+  static constexpr std::size_t kv_heads = 2;
+  static constexpr bool prepack_weights = Prepack;
+  static constexpr emha::WeightType weight_type = emha::WeightType::int8;
+  static constexpr emha::KvType kv_cache_type = emha::KvType::int8;
+};
+constexpr std::size_t d8 = 64, rows8 = 64 + 2 * 32, s8 = 16;
+float g_w8_in[rows8 * d8], g_w8_out[d8 * d8], g_s8_in[rows8], g_s8_out[d8], g_x8[s8 * d8], g_y8[s8 * d8];
+float g_p8[4 * s8 * s8], g_b8_in[rows8], g_b8_out[d8];
+std::int8_t g_q8_in[rows8 * d8], g_q8_out[d8 * d8];
+
+template <bool Prepack>
+bool run_int8_layer() noexcept {
+  using C = Int8Layer<Prepack>;
+  emha::MultiHeadAttention<C> mha;
+  emha::KvCache<C> cache;
+  emha::MhaWeights w;
+  w.in_proj_weight_int8 = g_q8_in;
+  w.in_proj_weight_scale = g_s8_in;
+  w.out_proj_weight_int8 = g_q8_out;
+  w.out_proj_weight_scale = g_s8_out;
+  w.in_proj_bias = g_b8_in;  // biases stay float
+  w.out_proj_bias = g_b8_out;
+  bool ok = mha.set_weights(w) == emha::Status::ok;
+  emha::ForwardOptions opt;
+  opt.masks.causal = true;
+  constexpr std::size_t n = s8 - 2;
+  ok = ok && mha.forward({n, n, 1}, {g_x8, n * d8}, {g_y8, n * d8}, cache, opt) == emha::Status::ok;
+  ok = ok && mha.forward({1, n + 1, 1}, {g_x8, d8}, {g_y8, d8}, cache, opt) == emha::Status::ok;
+  opt.attn_weights = {g_p8, 4 * (n + 2)};
+  opt.average_attn_weights = false;
+  ok = ok && mha.forward({1, n + 2, 1}, {g_x8, d8}, {g_y8, d8}, cache, opt) == emha::Status::ok;
+  opt.attn_weights = {};
+  return ok && mha.forward({s8, s8, 1}, g_x8, g_x8, g_x8, g_y8, opt) == emha::Status::ok;
+}
+}  // namespace
+
+NoHeapAttentionResult run_int8_without_heap() noexcept {
+  for (std::size_t i = 0; i < rows8 * d8; ++i) g_w8_in[i] = float(i % 13) * 0.004f - 0.02f;
+  for (std::size_t i = 0; i < d8 * d8; ++i) g_w8_out[i] = float(i % 11) * 0.004f - 0.02f;
+  for (std::size_t i = 0; i < s8 * d8; ++i) g_x8[i] = float(i % 17) * 0.1f - 0.8f;
+  emha::quantize_rows_s8(rows8, d8, g_w8_in, d8, g_q8_in, d8, g_s8_in);
+  emha::quantize_rows_s8(d8, d8, g_w8_out, d8, g_q8_out, d8, g_s8_out);
+  return {run_int8_layer<true>() && run_int8_layer<false>()};
+}

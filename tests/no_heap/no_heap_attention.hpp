@@ -22,3 +22,8 @@ NoHeapAttentionResult run_seed_layers_without_heap() noexcept;
 // Incremental decoding through a KvCache (GQA with RoPE, MQA with ALiBi): prefill, truncate,
 // decode steps with and without attention weights, reset.
 NoHeapAttentionResult run_cache_without_heap() noexcept;
+
+// int8 weights (pre-packed and in place) and an int8 KvCache (GQA): the weights quantized
+// (quantize_rows_s8), set, a prefill, decode steps with and without attention weights, a forward
+// without the cache.
+NoHeapAttentionResult run_int8_without_heap() noexcept;
