@@ -189,9 +189,11 @@ inline void store_weights(const MhaDims& d, const AttentionShape& sh, const Forw
   }
 }
 
-// Both paths are kept out of the forward pass's frame ([[gnu::noinline]]): inlined, their locals
-// and spills would sit in mha_forward's frame on Cortex-M, on top of every GEMM below it
-// (tests/firmware/stack_budget.py); out of line, only the path that runs is on the stack.
+// The attention paths below (unfused, fused) are kept out of the forward pass's frame
+// ([[gnu::noinline]]): inlined, their locals and spills would sit in mha_forward's frame on
+// Cortex-M, on top of every GEMM below it (tests/firmware/stack_budget.py); out of line, only the
+// path that runs is on the stack.
+
 // The unfused path's scores [S_q, keys] (row stride S_kv) into probabilities: the masks, the
 // softmax, zeros past a cached sequence's keys, and the caller's copy of the weights. One
 // definition for both unfused paths (float and int8 K/V).
