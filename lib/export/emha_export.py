@@ -84,7 +84,8 @@ Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
                     scale = amax(|row|) / 127, q = round(w / scale), ties to even (torch.round);
                     a zero row gets scale 1 and zeros. One line per weight says max |w - q*s| /
                     max |w|, rms(w - q*s) / rms(w) and the bytes saved; the reference is the
-                    dequantized layer's. Norms, biases and tables stay float32. A checkpoint may
+                    dequantized layer's, and one more line says how far the quantization moves
+                    it from the float module's output (max and rms). Norms, biases and tables stay float32. A checkpoint may
                     bring its own: a projection weight stored as int8 [out, in] with a float
                     <name>_scale [out] beside it (P.q_proj.weight + P.q_proj.weight_scale;
                     P.in_proj_weight + P.in_proj_weight_scale), all four projections or none,
@@ -112,9 +113,9 @@ import sys
 # without writing __pycache__ into the source tree or the install.
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from emha_export_int8 import PROJECTIONS, dequantize, quantize, report  # noqa: E402
+from emha_export_int8 import PROJECTIONS, dequantize, output_report, quantize, report  # noqa: E402
 from emha_export_read import FAMILIES, Checkpoint, ExportError, build_layer, fail  # noqa: E402
-from emha_export_reference import make_reference  # noqa: E402
+from emha_export_reference import make_reference, reference_forward  # noqa: E402
 from emha_export_write import (HEAD_SPLIT, NORM, NORM_KIND, PAIRING, POSITION,  # noqa: E402
                                blob_bytes, header_text)
 
@@ -266,6 +267,7 @@ def main(argv):
     name = namespace_name(args)
     cfg["weight_type"] = "int8" if args.weights == "int8" else "f32"
     written, lines = tensors, []
+    float_tensors = dict(tensors)  # the float module's, before int8_weights dequantizes them
     if cfg["weight_type"] == "int8":
         written, lines = int8_weights(cfg, tensors)
     elif cfg["given_scales"] is not None:
@@ -278,6 +280,9 @@ def main(argv):
                  f"must equal d_model {cfg['d_model']}")
         x, out = make_reference(cfg, tensors, args.reference_rows, args.reference_causal, args.seed)
         ref = (x, out, args.reference_causal)
+        if cfg["weight_type"] == "int8" and cfg["given_scales"] is None:
+            lines.append(output_report(reference_forward(cfg, tensors, x.double(), args.reference_causal),
+                                       reference_forward(cfg, float_tensors, x.double(), args.reference_causal)))
     if args.blob:
         blob_tensors = dict(written, **({"ref_input": ref[0], "ref_output": ref[1]} if ref else {}))
         pathlib.Path(args.blob).write_bytes(

@@ -59,6 +59,16 @@ def report(name, w, q, scale, zero_rows, given):
             f"{max_rel:.3e}, rms(w - q*s) / rms(w) {rms_rel:.3e}; {size}{zeros}")
 
 
+def output_report(out_int8, out_float):
+    """The line printed beside the reference: how far the int8 weights move the layer's output
+    from the float module's on the reference input (both float64 forwards)."""
+    diff = (out_int8 - out_float).abs()
+    top, rms = float(out_float.abs().max()), float(out_float.pow(2).mean().sqrt())
+    return (f"emha-export: int8 weights move the reference output by max {float(diff.max()):.3e} "
+            f"(max |float output| {top:.3g}), rms {float(diff.pow(2).mean().sqrt()):.3e} "
+            f"(rms float output {rms:.3g}): quantization, against the float module")
+
+
 def checkpoint_int8(tensors, name):
     """(q as float32, scale float32 [rows]) of the checkpoint's int8 tensor `name`, checked: a 2-D
     weight, no -128, its float `name`_scale [rows] beside it, every scale finite and > 0."""

@@ -105,9 +105,13 @@ def accepted(tmp, run_exporter):
                 r"scales\), 2112 B saved; 1 zero rows \(scale 1, all zeros\)$",
                 r"^emha-export: int8 out_proj_weight \[16, 16\]: .* 1024 -> 320 B \(int8 \+ "
                 r"scales\), 704 B saved$",
+                r"^emha-export: int8 weights move the reference output by max ([0-9.e+-]+) "
+                r"\(max \|float output\| [0-9.e+-]+\), rms [0-9.e+-]+ .*against the float module$",
                 r"^emha-export: nn_mha 'attn' .*; weights int8 per output channel"]
-        if len(lines) != 3 or not all(re.search(p, line) for p, line in zip(want, lines)):
-            problems.append(f"stdout is not the 3 expected lines: {lines}")
+        if len(lines) != 4 or not all(re.search(p, line) for p, line in zip(want, lines)):
+            problems.append(f"stdout is not the 4 expected lines: {lines}")
+        else:
+            problems += output_moved(tmp / "q.bin", state, float(re.search(want[2], lines[2])[1]))
         problems += blob_matches(tmp / "q.bin", state)
         problems += header_matches((tmp / "q.hpp").read_text())
     results.append(("int8: --weights int8 quantizes (zero row, halves to even), prints errors and "
@@ -177,6 +181,22 @@ def blob_matches(path, state):
         problems.append("the zero row 7: not all zeros with scale 1")
     problems += same(t, 22, 28, *quantize_rows(state["attn.out_proj.weight"]), "out_proj.weight")
     return problems
+
+
+def output_moved(path, state, printed):
+    """The printed max |int8 - float| on the reference input: the blob's reference (the
+    dequantized layer's output) against torch's own float64 nn.MultiheadAttention(16, 4) on the
+    float weights, to the 4 digits printed."""
+    _, t = read_blob(path.read_bytes())
+    m = nn.MultiheadAttention(16, 4).double()
+    m.load_state_dict({k[len("attn."):]: v.double() for k, v in state.items()})
+    x = torch.from_numpy(t[16]).double()[:, None, :]  # [rows, batch 1, 16]
+    with torch.no_grad():
+        out_float = m(x, x, x, need_weights=False)[0][:, 0, :]
+    moved = float((torch.from_numpy(t[17]).double() - out_float).abs().max())
+    if not 0 < moved or abs(printed - moved) > 1e-3 * moved:
+        return [f"printed max {printed:.3e}, torch's float module gives {moved:.3e}"]
+    return []
 
 
 def header_matches(text):

@@ -13,8 +13,14 @@ script=$(awk '/<!-- readme-commands export -->/ {found = 1; next}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 bash -euo pipefail -c "$script" 2>&1 | tee "$log"
-# Host, Pi (qemu-aarch64) and Cortex-M4 (qemu-system-arm): three reference checks, all ok.
-[ "$(grep -c '^\(1: \)\?reference: .*ok$' "$log")" -eq 3 ] || { echo "readme_flow: a reference check did not pass" >&2; exit 1; }
+# Host, Pi (qemu-aarch64), Cortex-M4 (qemu-system-arm) and the int8 layer on the host: four
+# reference checks, all ok; the int8 export says how far quantization moves the output, and
+# emha-run gives the int8 layer's bytes beside the float ones.
+[ "$(grep -c '^\(1: \)\?reference: .*ok$' "$log")" -eq 4 ] || { echo "readme_flow: a reference check did not pass" >&2; exit 1; }
+grep -q '^emha-export: int8 weights move the reference output by max ' "$log" ||
+  { echo "readme_flow: the int8 export printed no output error" >&2; exit 1; }
+grep -q '^emha-run: build/model/mha_w8.bin: int8 weights 16384 B + scales 1024 B (float32: 65536 B)$' "$log" ||
+  { echo "readme_flow: emha-run printed no int8 bytes" >&2; exit 1; }
 # The Pi's timings under qemu-aarch64 say they are emulated; the host's do not.
 grep -q '^forward: .*(emulated' "$log" || { echo "readme_flow: the Pi's timings under qemu are not labelled emulated" >&2; exit 1; }
 [ "$(grep -c '^forward: .*(emulated' "$log")" -eq 1 ] || { echo "readme_flow: a host timing is labelled emulated" >&2; exit 1; }

@@ -128,9 +128,9 @@ Status run_product(const ProductOf<Int8>& p, const TaskSlots& slots) noexcept {
     if constexpr (Int8) {
       if constexpr (K::packed_weights) {
         if (p.packed)
-          return detail::gemm_w8a32_prepacked_columns(p.m, p.n, j0, j1, p.k, p.a, p.lda,
-                                                      static_cast<const std::int8_t*>(p.packed),
-                                                      p.packed_bytes, p.c, p.ldc, o);
+          return detail::gemm_w8a32_prepacked_task(p.m, p.n, j0, j1, p.k, p.a, p.lda,
+                                                   static_cast<const std::int8_t*>(p.packed),
+                                                   p.packed_bytes, p.c, p.ldc, o, arena);
       }
       return K::gemm_w8a32(p.m, j1 - j0, p.k, p.a, p.lda, static_cast<const std::int8_t*>(p.w) + j0 * p.k,
                            p.k, p.scale + j0, p.c + j0, p.ldc, arena, o);

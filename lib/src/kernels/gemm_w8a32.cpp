@@ -107,6 +107,16 @@ void panel_rows(std::size_t kc, const float* a, std::size_t lda, const TB* panel
   });
 }
 
+// A pre-packed int8 panel [kc][NR] -> fp [kc][NR] floats, each float(q) * scale[col] as
+// gemm_load_b dequantizes it: a block of many rows reads the panel through float tiles, each
+// weight widened once rather than once per tile, in the same FMA order (the same bits).
+[[maybe_unused]] void dequantize_panel(std::size_t kc, const std::int8_t* panel, const float* scale, float* fp) noexcept {
+  constexpr std::size_t L = simd::lanes;
+  for (std::size_t p = 0; p < kc; ++p)
+    for (std::size_t v = 0; v < gemm_nr; v += L)
+      simd::store(fp + p * gemm_nr + v, gemm_load_b(panel + p * gemm_nr + v, scale, v));
+}
+
 // One row of C over whole groups of gemm_target.gemv_panels pre-packed panels (gemm_gemv.hpp).
 // Returns the columns done (a multiple of their width); the rest go to the tiles.
 std::size_t row_gemv(std::size_t kc, const std::int8_t* block, std::size_t nc, const float* a,
@@ -125,11 +135,16 @@ std::size_t row_gemv(std::size_t kc, const std::int8_t* block, std::size_t nc, c
   return jr;
 }
 
+// Whether pre-packed panels may be dequantized for a row block (bp): gemm_columns.hpp.
+template <bool InPlace>
+inline constexpr bool dequantizes_panels = !InPlace && gemm_w8_dequantizes_panels;
+
 // The blocked loops for columns [j0, j1) of C (j0 a multiple of NR; the whole product: 0, n).
 // InPlace: w is W (rows ldw apart), its panels packed as dequantized floats into bp (scratch:
 // one panel, or one block of min(n, nc) columns). Otherwise w is the packed panels (k block pc
 // at w + pc * n_padded, its panel for column j at + j * kc), scale holds n_padded floats (zero
-// past n) and bp is unused.
+// past n) and bp, when not null (kc x NR floats), takes each panel dequantized for a row block
+// of more than one tile.
 template <bool InPlace>
 void w8_blocked(std::size_t m, std::size_t n_padded, std::size_t j0, std::size_t j1, std::size_t k,
                 const float* a, std::size_t lda, const std::int8_t* w, std::size_t ldw,
@@ -168,9 +183,17 @@ void w8_blocked(std::size_t m, std::size_t n_padded, std::size_t j0, std::size_t
           if (per_panel) pack_w_panel(kc, nr, w + (jc + jr) * ldw + pc, ldw, scale + jc + jr, bp);
           const TB* panel = per_panel ? block : block + jr * kc;
           // Float panels are already dequantized: their tiles take no scales.
+          const bool dequantize = dequantizes_panels<InPlace> && bp && mc > gemm_mr;
           const GemmEpilogue e{o.alpha, first ? o.beta : 1.0f,
                                first && o.bias ? o.bias + jc + jr : nullptr,
-                               InPlace ? nullptr : scale + jc + jr};
+                               InPlace || dequantize ? nullptr : scale + jc + jr};
+          if constexpr (dequantizes_panels<InPlace>) {
+            if (dequantize) {
+              dequantize_panel(kc, panel, scale + jc + jr, bp);
+              panel_rows(kc, ai, lda, static_cast<const float*>(bp), ci + jr, ldc, mc, nr, e, o.k_blocks);
+              continue;
+            }
+          }
           panel_rows(kc, ai, lda, panel, ci + jr, ldc, mc, nr, e, o.k_blocks);
         }
       }
@@ -222,10 +245,13 @@ Status gemm_w8a32_pack_b(std::size_t n, std::size_t k, const std::int8_t* w, std
   return Status::ok;
 }
 
-Status gemm_w8a32_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1,
-                                    std::size_t k, const float* a, std::size_t lda,
-                                    const std::int8_t* packed, std::size_t packed_bytes, float* c,
-                                    std::size_t ldc, const GemmOptions& o) noexcept {
+namespace {
+// gemm_w8a32_prepacked_columns, with or without scratch for the dequantized panels: inlined into
+// both, so that neither adds a frame (Cortex-M stack).
+[[gnu::always_inline]] inline Status prepacked_columns(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1,
+                                                       std::size_t k, const float* a, std::size_t lda,
+                                                       const std::int8_t* packed, std::size_t packed_bytes, float* c,
+                                                       std::size_t ldc, const GemmOptions& o, ArenaRef* scratch) noexcept {
   EMHA_ASSERT(j0 % gemm_max_nr == 0 && j0 <= j1 && j1 <= n);
   if (m == 0 || j0 == j1) return Status::ok;
   if (!c || (k != 0 && (!a || !packed))) return Status::null_pointer;
@@ -239,9 +265,35 @@ Status gemm_w8a32_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0
   const PackedSizes s = packed_sizes(n);
   // The scales were stored as floats at the start of the (float-aligned) buffer.
   const float* scale = reinterpret_cast<const float*>(packed);
-  w8_blocked<false>(m, s.n_padded, j0, j1, k, a, lda, packed + s.scale_bytes, 0, scale, c, ldc,
-                    nullptr, o);
+  // A panel's dequantized floats, where the rows are more than one tile and the arena has room
+  // (else the tiles dequantize as they load: the same bits either way).
+  float* fp = nullptr;
+  const ArenaRef::Mark mark = scratch ? scratch->mark() : 0;
+  if (scratch && m > gemm_mr && scratch->allocate(gemm_nr * gemm_min(k, gemm_kc), fp, 64) != Status::ok)
+    fp = nullptr;
+  w8_blocked<false>(m, s.n_padded, j0, j1, k, a, lda, packed + s.scale_bytes, 0, scale, c, ldc, fp, o);
+  if (scratch) scratch->release(mark);
   return Status::ok;
+}
+}  // namespace
+
+Status gemm_w8a32_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1,
+                                    std::size_t k, const float* a, std::size_t lda,
+                                    const std::int8_t* packed, std::size_t packed_bytes, float* c,
+                                    std::size_t ldc, const GemmOptions& o) noexcept {
+  return prepacked_columns(m, n, j0, j1, k, a, lda, packed, packed_bytes, c, ldc, o, nullptr);
+}
+
+Status gemm_w8a32_prepacked_columns(std::size_t m, std::size_t n, std::size_t j0, std::size_t j1,
+                                    std::size_t k, const float* a, std::size_t lda,
+                                    const std::int8_t* packed, std::size_t packed_bytes, float* c,
+                                    std::size_t ldc, const GemmOptions& o, ArenaRef& scratch) noexcept {
+  // Where panels are not dequantized, the call without scratch: one caller of the loops keeps
+  // them inlined there (Cortex-M stack).
+  if constexpr (!gemm_w8_dequantizes_panels)
+    return gemm_w8a32_prepacked_columns(m, n, j0, j1, k, a, lda, packed, packed_bytes, c, ldc, o);
+  else
+    return prepacked_columns(m, n, j0, j1, k, a, lda, packed, packed_bytes, c, ldc, o, &scratch);
 }
 
 Status gemm_w8a32_prepacked(std::size_t m, std::size_t n, std::size_t k, const float* a,

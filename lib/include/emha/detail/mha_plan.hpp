@@ -256,8 +256,8 @@ constexpr std::size_t mha_split_floats(const MhaDims& d) noexcept {
 }
 
 // Scratch bytes of one task slot (a thread's share of a stage), a multiple of 64. One stage at a
-// time: a projection GEMM's scratch (none with pre-packed weights; a task's column block needs at
-// most what the whole product does); the flat head split's copy of one of Q, K, V or the
+// time: a projection GEMM's scratch (pre-packed: none for float weights, one dequantized panel
+// for int8; a task's column block needs at most what the whole product does); the flat head split's copy of one of Q, K, V or the
 // context [rows x max(q_dim, kv_dim)] (in the first slot); or the heads' buffers: fused, one score tile, the online
 // softmax's row max and sum, and the tile GEMMs' scratch; with GQA/MQA, a decode step's stacked
 // group (group_attention.hpp): a score tile of at most mha_group_rows of its rows and the row
@@ -268,7 +268,9 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t rows = mha_max(d.max_seq_q, d.max_seq_kv);
   const std::size_t in_max = mha_max(d.d_model, mha_max(d.kdim, d.vdim));
   const std::size_t project =
-      d.prepack ? 0
+      d.prepack ? (d.int8_weights ? mha_max(gemm_w8a32_prepacked_scratch_bytes(rows, d.qkv_dim(), in_max),
+                                            gemm_w8a32_prepacked_scratch_bytes(d.max_seq_q, d.d_model, d.q_dim()))
+                                  : 0)
                 : mha_max(gemm_f32_scratch_bytes(rows, d.qkv_dim(), in_max),
                           gemm_f32_scratch_bytes(d.max_seq_q, d.d_model, d.q_dim()));  // out_proj
   const std::size_t flat =

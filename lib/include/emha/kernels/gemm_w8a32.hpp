@@ -31,6 +31,14 @@ constexpr std::size_t gemm_w8a32_scratch_bytes(std::size_t m, std::size_t n, std
   return gemm_f32_scratch_bytes(m, n, k);
 }
 
+// Scratch bytes the layer's pre-packed int8 products (m rows) take from a task's arena: one
+// panel of W^T dequantized to floats, read by every tile of a row block (each weight widened
+// once per block rather than once per tile, in the same order: the same bits). 0 for one row.
+// A bound for every build; Cortex-M builds (stack the budget) take none.
+constexpr std::size_t gemm_w8a32_prepacked_scratch_bytes(std::size_t m, std::size_t n, std::size_t k) noexcept {
+  return m <= 1 || n == 0 || k == 0 ? 0 : gemm_max_nr * gemm_min(k, gemm_kc) * sizeof(float) + 64;
+}
+
 // The scales' part of a packed W: n floats, zero padded to every build's panel width (a tile
 // loads its panel's NR scales whole) and to 64 bytes, so the panels after them start 64-byte
 // aligned when `packed` is.
