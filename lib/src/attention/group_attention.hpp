@@ -54,12 +54,12 @@ inline KeyRange one_query_keys(const MhaDims& d, const AttentionShape& sh, const
 // its query, the group's K/V head, q_pos); slopes: ALiBi's per head, or null. out is head h0's
 // columns of ctx. finish: divide by the sums (the whole range); else out, f.row_max and f.row_sum
 // keep the unnormalized context, the max and the sum of the range (a chunk: split_attention.hpp).
-// Kv8: an int8 cache's head (HeadInputs8), its key tiles dequantized into f's.
+// Kv8: an int8 cache's head (HeadInputs8), its rows read as int8 (score_rows, context_rows).
 template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_group(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                                       std::size_t b, std::size_t h0, std::size_t rows, const HeadInputsOf<Kv8>& in,
                                       const float* slopes, float scale, KeyRange keys, bool finish,
-                                      const FusedScratchOf<Kv8>& f, const HeadOutput& out) noexcept {
+                                      const FusedScratch& f, const HeadOutput& out) noexcept {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const std::size_t dk = d.d_k(), lds = mha_min(in.keys, mha_block_kv);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -68,12 +68,10 @@ template <class K, bool Kv8>
   }
   for (std::size_t k0 = keys.begin; k0 < keys.end; k0 += mha_block_kv) {
     const std::size_t bk = keys.end - k0 < mha_block_kv ? keys.end - k0 : mha_block_kv;
-    const KvTile t = kv_tile<K>(in, dk, k0, bk, f, sh);
     for (std::size_t c0 = 0; c0 < rows; c0 += mha_group_rows) {
       const std::size_t m = rows - c0 < mha_group_rows ? rows - c0 : mha_group_rows;
       float* ctx = out.ctx + c0 * out.ld;  // the heads' columns of ctx's one row, or a chunk's
-      K::gemm_f32_rows(m, bk, dk, in.q + c0 * dk, dk, t.k, t.ld, Trans::transpose, f.s, lds,
-                       GemmOptions{scale, 0.0f, nullptr});
+      score_rows<K>(m, bk, dk, in.q + c0 * dk, dk, in, k0, f.s, lds, scale);
       for (std::size_t r = 0; r < m; ++r) {  // row r is head h: its slope, its masks
         const std::size_t h = h0 + c0 + r;
         HeadInputs row = in;
@@ -81,8 +79,7 @@ template <class K, bool Kv8>
         apply_masks(d, sh, o.masks, b, h, 0, k0, 1, bk, row, f.s + r * lds, lds);
       }
       K::softmax_online_update_f32(m, bk, f.s, lds, f.row_max + c0, f.row_sum + c0, ctx, out.ld, dk);
-      K::gemm_f32_rows(m, dk, bk, f.s, lds, t.v, t.ld, Trans::none, ctx, out.ld,
-                       GemmOptions{1.0f, k0 == keys.begin ? 0.0f : 1.0f, nullptr});
+      context_rows<K>(m, dk, bk, f.s, lds, in, k0, ctx, out.ld, k0 == keys.begin ? 0.0f : 1.0f);
     }
   }
   if (finish) K::softmax_online_finish_f32(rows, dk, f.row_sum, out.ctx, out.ld);

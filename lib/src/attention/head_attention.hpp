@@ -109,6 +109,34 @@ template <class K>
   return {f.kt, vt, dk};
 }
 
+// A few query rows' scores (scale Q K_t^T) and context (ctx (+)= P_t V_t, beta 0 or 1) against
+// keys [k0, k0 + bk) read where they are: float rows (gemm_f32_rows), or an int8 cache's rows as
+// int8 with each key's scale applied once per sum (gemm_w8a32_rows): no dequantized tile.
+template <class K>
+inline void score_rows(std::size_t m, std::size_t bk, std::size_t dk, const float* q, std::size_t ldq,
+                       const HeadInputs& in, std::size_t k0, float* s, std::size_t lds, float scale) noexcept {
+  K::gemm_f32_rows(m, bk, dk, q, ldq, in.k + k0 * in.ld_kv, in.ld_kv, Trans::transpose, s, lds,
+                   GemmOptions{scale, 0.0f, nullptr});
+}
+template <class K>
+inline void score_rows(std::size_t m, std::size_t bk, std::size_t dk, const float* q, std::size_t ldq,
+                       const HeadInputs8& in, std::size_t k0, float* s, std::size_t lds, float scale) noexcept {
+  K::gemm_w8a32_rows(m, bk, dk, q, ldq, in.k8 + k0 * dk, dk, in.k + k0, Trans::transpose, s, lds,
+                     GemmOptions{scale, 0.0f, nullptr});
+}
+template <class K>
+inline void context_rows(std::size_t m, std::size_t dk, std::size_t bk, const float* p, std::size_t ldp,
+                         const HeadInputs& in, std::size_t k0, float* ctx, std::size_t ldc, float beta) noexcept {
+  K::gemm_f32_rows(m, dk, bk, p, ldp, in.v + k0 * in.ld_kv, in.ld_kv, Trans::none, ctx, ldc,
+                   GemmOptions{1.0f, beta, nullptr});
+}
+template <class K>
+inline void context_rows(std::size_t m, std::size_t dk, std::size_t bk, const float* p, std::size_t ldp,
+                         const HeadInputs8& in, std::size_t k0, float* ctx, std::size_t ldc, float beta) noexcept {
+  K::gemm_w8a32_rows(m, dk, bk, p, ldp, in.v8() + k0 * dk, dk, in.v + k0, Trans::none, ctx, ldc,
+                     GemmOptions{1.0f, beta, nullptr});
+}
+
 template <class T>
 MaskView<T> mask_view(const MhaDims& d, const AttentionShape& sh, MaskShape m, const T* data) noexcept {
   const std::size_t block = sh.seq_q * sh.seq_kv;
@@ -274,8 +302,14 @@ Status tile_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, st
   return K::gemm_f32(m, n, k, a, lda, b, ldb, t, c, ldc, arena, o);
 }
 
+// Query tiles of an int8 cache's head of at most mha_rows_in_place rows read its int8 rows
+// (score_rows, context_rows), as tile_gemm runs gemm_rows: not where simd::lean_stack.
+template <bool Kv8>
+inline constexpr bool int8_rows_in_place = Kv8 && !simd::lean_stack;
+
 // The fused path for query rows [q0, q0 + mha_block_q) of head h (one task's item).
-// Kv8: an int8 cache's head (HeadInputs8), its key tiles dequantized into f's.
+// Kv8: an int8 cache's head (HeadInputs8): a short tile reads its int8 rows
+// (int8_rows_in_place), a longer one its key tiles dequantized into f's.
 template <class K, bool Kv8>
 [[gnu::noinline]] Status attend_fused(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                     std::size_t b, std::size_t h, std::size_t q0, const HeadInputsOf<Kv8>& in, float scale,
@@ -296,13 +330,20 @@ template <class K, bool Kv8>
   const std::size_t k_begin = d.window && reach > d.window ? reach - d.window : 0;
   for (std::size_t k0 = k_begin; k0 < k_end; k0 += mha_block_kv) {
     const std::size_t bk = k_end - k0 < mha_block_kv ? k_end - k0 : mha_block_kv;
-    const KvTile t = kv_tile<K>(in, dk, k0, bk, f, sh);
-    EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, t.k, t.ld, Trans::transpose, f.s, lds, arena,
-                          GemmOptions{scale, 0.0f, nullptr}));
+    const bool int8_rows = int8_rows_in_place<Kv8> && bq <= mha_rows_in_place;
+    const KvTile t = int8_rows ? KvTile{} : kv_tile<K>(in, dk, k0, bk, f, sh);
+    if (int8_rows)
+      score_rows<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, in, k0, f.s, lds, scale);
+    else
+      EMHA_TRY(tile_gemm<K>(bq, bk, dk, in.q + q0 * in.ld_q, in.ld_q, t.k, t.ld, Trans::transpose, f.s, lds,
+                            arena, GemmOptions{scale, 0.0f, nullptr}));
     apply_masks(d, sh, o.masks, b, h, q0, k0, bq, bk, in, f.s, lds);
     K::softmax_online_update_f32(bq, bk, f.s, lds, f.row_max, f.row_sum, ctx, out.ld, dk);
-    EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, t.v, t.ld, Trans::none, ctx, out.ld, arena,
-                          GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
+    if (int8_rows)
+      context_rows<K>(bq, dk, bk, f.s, lds, in, k0, ctx, out.ld, k0 == k_begin ? 0.0f : 1.0f);
+    else
+      EMHA_TRY(tile_gemm<K>(bq, dk, bk, f.s, lds, t.v, t.ld, Trans::none, ctx, out.ld, arena,
+                            GemmOptions{1.0f, k0 == k_begin ? 0.0f : 1.0f, nullptr}));
   }
   K::softmax_online_finish_f32(bq, dk, f.row_sum, ctx, out.ld);
   return Status::ok;

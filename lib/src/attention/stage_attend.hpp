@@ -91,9 +91,8 @@ template <class K, bool Kv8>
     const std::size_t g = i % s.d.kv_heads, first = i / s.d.kv_heads * rows;
     const std::size_t h0 = g * group + first, n = mha_min(rows, group - first);
     ArenaScope scope(arena);
-    FusedScratchOf<Kv8> f{};
+    FusedScratch f{};
     EMHA_TRY(allocate_group(s.sh, n, arena, f));
-    EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
     const HeadInputsOf<Kv8> in = head_inputs_of<Kv8>(s, b, h0);
     return attend_group<K, Kv8>(s.d, s.sh, s.o, b, h0, n, in, s.positions.alibi_slopes, scale,
                            one_query_keys(s.d, s.sh, s.o, in), true, f,
@@ -113,9 +112,8 @@ template <class K, bool Kv8>
     const std::size_t group = s.d.group(), dk = s.d.d_k(), c = i / s.d.kv_heads, h0 = i % s.d.kv_heads * group;
     const std::size_t begin = keys.begin + c * mha_split_keys;
     ArenaScope scope(arena);
-    FusedScratchOf<Kv8> f{};
+    FusedScratch f{};
     EMHA_TRY(allocate_group(s.sh, group, arena, f));
-    EMHA_TRY(allocate_kv_tiles(s.d, s.sh, arena, f));
     const SplitChunk p = split_chunk(s, c);
     f.row_max = p.max + h0;
     f.row_sum = p.sum + h0;

@@ -14,6 +14,7 @@
 #include "emha/config.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "isa_kernels.hpp"
+#include "kernels/gemm_rows_epilogue.hpp"
 #include "kernels/lane_reduce.hpp"
 #include "simd_arch.hpp"
 
@@ -23,29 +24,6 @@ namespace {
 
 using simd::lanes;
 using simd::vf32;
-
-// c = alpha * x (+ bias) (+ beta * c): the epilogue of one output.
-inline float epilogue(float x, std::size_t j, float c, const GemmOptions& o) noexcept {
-  float y = o.alpha * x;
-  if (o.bias) y += o.bias[j];
-  if (o.beta != 0.0f) y += o.beta * c;
-  return y;
-}
-
-// epilogue() on the `lanes` outputs c[j .. j + lanes): the same operations in the same order,
-// in lanes (a scalar epilogue per output after a vector store cost a quarter of the scores).
-inline void store_epilogue(vf32 x, std::size_t j, float* c, const GemmOptions& o) noexcept {
-  vf32 y = simd::splat(o.alpha) * x;
-  if (o.bias) y = y + simd::load(o.bias + j);
-  if (o.beta != 0.0f) y = y + simd::splat(o.beta) * simd::load(c + j);
-  simd::store(c + j, y);
-}
-
-// o for the columns from j on: its bias shifted with them.
-inline GemmOptions offset(GemmOptions o, std::size_t j) noexcept {
-  if (o.bias) o.bias += j;
-  return o;
-}
 
 // sum_p a[p] * b[p] over k: the vector part in lanes, the tail added after the reduction.
 template <std::size_t T>

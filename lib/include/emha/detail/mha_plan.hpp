@@ -276,14 +276,15 @@ constexpr std::size_t mha_slot_bytes(const MhaDims& d) noexcept {
   const std::size_t flat =
       d.head_split == HeadSplit::flat_view ? rows * mha_max(d.q_dim(), d.kv_dim()) * f + 64 : 0;
   const std::size_t bq = mha_min(d.max_seq_q, mha_block_q), bk = mha_min(d.max_seq_kv, mha_block_kv);
-  // An int8 KvCache: every attention path dequantizes one K and one V tile [bk x d_k] at a time.
+  // An int8 KvCache: the fused and unfused paths dequantize one K and one V tile [bk x d_k] at a
+  // time (not a fused tile of a few rows, nor a stacked group: those read the int8 rows).
   const std::size_t kv_tiles = d.kv_int8 ? 2 * (bk * d.d_k() * f + 64) : 0;
   const std::size_t fused = kv_tiles + (bq * bk * f + 64) + 2 * (bq * f + 64) +
                             mha_max(gemm_f32_scratch_bytes(bq, bk, d.d_k()),      // Q_t K_t^T
                                     gemm_f32_scratch_bytes(bq, d.d_k(), bk));     // P_t V_t
   const std::size_t group = d.kv_heads < d.heads ? d.heads / d.kv_heads : 0;
   const std::size_t stacked =
-      group ? kv_tiles + (mha_min(group, mha_group_rows) * bk * f + 64) + 2 * (group * f + 64) : 0;
+      group ? (mha_min(group, mha_group_rows) * bk * f + 64) + 2 * (group * f + 64) : 0;
   const std::size_t unfused = kv_tiles + (d.max_seq_q * d.max_seq_kv * f + 64) +
                               mha_max(gemm_f32_scratch_bytes(d.max_seq_q, d.max_seq_kv, d.d_k()),
                                       gemm_f32_scratch_bytes(d.max_seq_q, d.d_k(), d.max_seq_kv));

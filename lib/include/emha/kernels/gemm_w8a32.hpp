@@ -81,4 +81,19 @@ Status gemm_w8a32_prepacked(std::size_t m, std::size_t n, std::size_t k,
                             const std::int8_t* packed, std::size_t packed_bytes,
                             float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept;
 
+// A product of few rows of A with an int8 B read in place, one float scale per row of B: a
+// decode step's scores and context over an int8 KvCache (B a head's cached K or V rows [keys x
+// d_k], one scale per key). Unlike gemm_w8a32, each scale is applied once per sum, not per value:
+//   Trans::transpose  B [n x k], b_scale[n]:  acc[i][j] = b_scale[j] * sum_p a[i][p] * b[j][p]
+//   Trans::none       B [k x n], b_scale[k]:  acc[i][j] = sum_p (a[i][p] * b_scale[p]) * b[p][j]
+//   c[i][j] = alpha * acc[i][j] (+ bias[j]) (+ beta * c[i][j])
+// in float (a[i][p] * b_scale[p] rounded to float), the sums in gemm_f32_rows' orders; B's
+// values widened exactly. No scratch, no packing; any m is correct (meant for a few rows);
+// options.k_blocks is not applied. Row-major, leading dimensions in elements; m or n == 0 writes
+// nothing, k == 0 gives bias + beta * C.
+void gemm_w8a32_rows(std::size_t m, std::size_t n, std::size_t k,
+                     const float* a, std::size_t lda,
+                     const std::int8_t* b, std::size_t ldb, const float* b_scale, Trans trans_b,
+                     float* c, std::size_t ldc, const GemmOptions& options = {}) noexcept;
+
 }  // namespace emha

@@ -50,4 +50,32 @@ Status gemm_w8a32_ref(std::size_t m, std::size_t n, std::size_t k, const float* 
   return Status::ok;
 }
 
+// Scalar reference of gemm_w8a32_rows, in its formula's order: transpose, acc = sum over p of
+// a * b in order, then b_scale[j] * acc; none, acc = sum over p of (a * b_scale[p]) * b in
+// order (the product rounded to float for Acc = float, exact for double); then the epilogue.
+template <class Acc = float>
+[[gnu::always_inline]] inline void gemm_w8a32_rows_ref(std::size_t m, std::size_t n, std::size_t k,
+                                                       const float* a, std::size_t lda, const std::int8_t* b,
+                                                       std::size_t ldb, const float* b_scale, Trans trans_b,
+                                                       float* c, std::size_t ldc,
+                                                       const GemmOptions& options = {}) noexcept {
+  const bool t = trans_b == Trans::transpose;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      Acc acc = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        if (t)
+          acc += Acc(a[i * lda + p]) * Acc(b[j * ldb + p]);
+        else
+          acc += Acc(Acc(a[i * lda + p]) * Acc(b_scale[p])) * Acc(b[p * ldb + j]);
+      }
+      if (t) acc = Acc(b_scale[j]) * acc;
+      Acc v = Acc(options.alpha) * acc;
+      if (options.bias) v += Acc(options.bias[j]);
+      if (options.beta != 0.0f) v += Acc(options.beta) * Acc(c[i * ldc + j]);
+      c[i * ldc + j] = static_cast<float>(v);
+    }
+  }
+}
+
 }  // namespace emha
