@@ -24,6 +24,30 @@
 
 namespace emha::test {
 
+// The few-row products' check (gemm_f32_rows, gemm_w8a32_rows): outputs of C [m x n] (row stride
+// ldc, started as c0) farther than (k + 3) u (alpha |mag| + |bias| + |beta c0|) from the float64
+// truth c64 or twice that from the reference c_ref, plus every write into the gap between rows.
+// mag: float64 sum of |a b| per output.
+inline std::size_t rows_out_of_bound(std::size_t m, std::size_t n, std::size_t k, std::size_t ldc,
+                                     const GemmOptions& o, const float* c, const float* c_ref, const float* c64,
+                                     const float* c0, const float* mag) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < ldc; ++j) {
+      const std::size_t idx = i * ldc + j;
+      if (j >= n) {
+        bad += c[idx] != c0[idx];  // the stride's gap is not written
+        continue;
+      }
+      const double scale = std::fabs(o.alpha) * mag[idx] + (o.bias ? std::fabs(o.bias[j]) : 0.0) +
+                           std::fabs(o.beta * c0[idx]);
+      const double bound = double(k + 3) * u32 * scale;
+      bad += std::fabs(double(c[idx]) - double(c64[idx])) > bound;
+      bad += std::fabs(double(c[idx]) - double(c_ref[idx])) > 2 * bound;
+    }
+  return bad;
+}
+
 struct GemmCase {
   std::size_t m, n, k;
   Trans trans = Trans::none;
