@@ -248,8 +248,16 @@ inline constexpr const char* isa = arch::name();
 inline constexpr bool is_neon64 = false;
 inline constexpr bool is_mve = true;
 
-inline vf32 load(const float* p) noexcept { return {vld1q_f32(p)}; }
-inline void store(float* p, vf32 v) noexcept { vst1q_f32(p, v.v); }
+// Loads and stores of floats as float vectors (memcpy, one VLDRW / VSTRW). GCC 12's vld1q_f32
+// and vst1q_f32 access memory through int pointers: under strict aliasing their accesses were
+// reordered around float stores and loads of the same bytes (seen: reduce_sums reloaded four
+// scalar sums before three of them were stored).
+inline vf32 load(const float* p) noexcept {
+  float32x4_t v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return {v};
+}
+inline void store(float* p, vf32 v) noexcept { __builtin_memcpy(p, &v.v, sizeof v.v); }
 inline vf32 splat(float x) noexcept { return {vdupq_n_f32(x)}; }
 // a*b + c, one rounding (VFMA), as the scalar fmadd on this FPU.
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return {vfmaq_f32(c.v, a.v, b.v)}; }
@@ -309,8 +317,9 @@ inline constexpr std::size_t transpose_block = 4;
 inline void transpose_block_f32(const float* src, std::size_t lds, float* dst,
                                 std::size_t ldd) noexcept {
   const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), std::uint32_t(lds));  // 0, lds, 2 lds, 3 lds
+  asm("" : "+r"(src) : : "memory");  // the gathers read src through int pointers too (see load)
   for (std::size_t i = 0; i < 4; ++i)
-    vst1q_f32(dst + i * ldd, vldrwq_gather_shifted_offset_f32(src + i, rows));
+    store(dst + i * ldd, {vldrwq_gather_shifted_offset_f32(src + i, rows)});
 }
 #else
 

@@ -427,9 +427,7 @@ EMHA_TEST_CASE("head_dim / QK-norm / Config::scale / T5 relative bias match PyTo
   report_forward_stack(g_forward_stack, "model-family features");
 }
 
-#if !EMHA_TEST_FIRMWARE
 EMHA_TEST_CASE("int8 weights (W8A32) match the dequantized module on every path") {
   run_all_int8(static_cast<w8_fixture_list*>(nullptr));
   report_forward_stack(g_forward_stack, "int8 weights");
 }
-#endif

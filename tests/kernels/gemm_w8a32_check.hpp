@@ -52,13 +52,7 @@ inline void fill_w8(std::int8_t* w, std::size_t count, float* scale, std::size_t
   fill_uniform(scale, n, seed + 7, 0.5f, 1.0f);
   constexpr int exponents[] = {-20, 0, 12, -7, 3, -1};
   for (std::size_t j = 0; j < n; ++j) scale[j] = std::ldexp(scale[j], exponents[j % 6]);
-  std::uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
-  for (std::size_t i = 0; i < count; ++i) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    w[i] = static_cast<std::int8_t>(int((s >> 33) % 255) - 127);
-  }
-  if (count) w[0] = -127;
-  if (count > 1) w[count - 1] = 127;
+  fill_int8(w, count, seed);
 }
 
 inline void check_w8a32(const W8Case& t, std::uint64_t seed, const W8Buffers& buf) {

@@ -2,7 +2,7 @@
 // gemm_f32 on the host only: the cases too large for the firmware's RAM (m, n, k up to 1040, B in
 // place up to 4160 floats, GEMV rows over two kc blocks), std::vector buffers, and the kernel's
 // contracts that need them (fused multiply-adds, packed-buffer sizes, scratch sizes, k_blocks'
-// accuracy, gemm_f32_rows). The bound is gemm_check.hpp's; the sweeps over every tail and the
+// accuracy). The bound is gemm_check.hpp's; the sweeps over every tail and the
 // cases both targets run are test_gemm.cpp's.
 
 #include <doctest/doctest.h>
@@ -256,37 +256,4 @@ TEST_CASE("gemm_f32: k_blocks cuts the error of long sums") {
   }
   INFO("RMS error vs float64: one chain " << rms[0] << ", blocks of " << emha::gemm_k_block << " " << rms[1]);
   CHECK(rms[1] * 2 < rms[0]);
-}
-
-// gemm_f32_rows (few rows, B read in place) against float64 and the reference: every tail of
-// m (1..5), n and k, both B layouts, a row stride on every operand, alpha, beta and bias. The
-// bound is gemm_f32's: (k + 3) u times sum |a b| (+ |bias| + |beta c|).
-TEST_CASE("gemm_f32_rows: few rows, B in place, over every tail") {
-  std::uint64_t seed = 1400;
-  const GemmOptions plain{}, scaled{0.37f, 1.0f, nullptr};
-  for (std::size_t m : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(5)})
-    for (std::size_t s : emha::test::tail_sizes)
-      for (Trans tr : {Trans::none, Trans::transpose})
-        for (int variant = 0; variant < 4; ++variant) {  // 3: bias with k a multiple of the lanes
-          const std::size_t n = variant == 1 ? 9 : s, k = variant == 2 ? 11 : s, pad = 3;
-          const std::size_t lda = k + pad, ldc = n + pad, ldb = (tr == Trans::none ? n : k) + pad;
-          const auto a = emha::test::uniform(m * lda, seed++);
-          const auto b = emha::test::uniform((tr == Trans::none ? k : n) * ldb, seed++);
-          const auto bias = emha::test::uniform(n, seed++);
-          const auto c0 = emha::test::uniform(m * ldc, seed++);
-          GemmOptions o = variant == 0 ? plain : scaled;
-          if (variant >= 2) o.bias = bias.data();
-          std::vector<float> c = c0, c_ref = c0, c64 = c0, mag(m * ldc, 0.0f);
-          emha::gemm_f32_rows(m, n, k, a.data(), lda, b.data(), ldb, tr, c.data(), ldc, o);
-          emha::gemm_f32_ref(m, n, k, a.data(), lda, b.data(), ldb, tr, c_ref.data(), ldc, o);
-          emha::gemm_f32_ref<double>(m, n, k, a.data(), lda, b.data(), ldb, tr, c64.data(), ldc, o);
-          std::vector<float> abs_a(a.size()), abs_b(b.size());
-          for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
-          for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
-          emha::gemm_f32_ref<double>(m, n, k, abs_a.data(), lda, abs_b.data(), ldb, tr, mag.data(), ldc);
-          const std::size_t bad = emha::test::rows_out_of_bound(m, n, k, ldc, o, c.data(), c_ref.data(), c64.data(),
-                                                                c0.data(), mag.data());
-          INFO("m=" << m << " n=" << n << " k=" << k << " trans=" << int(tr) << " variant=" << variant);
-          CHECK(bad == 0);
-        }
 }

@@ -28,6 +28,17 @@ inline void fill_uniform(float* p, std::size_t n, std::uint64_t seed, float lo =
   }
 }
 
+// Deterministic int8 values over [-127, 127] with both ends present (int8 weights, an int8 cache).
+inline void fill_int8(std::int8_t* q, std::size_t count, std::uint64_t seed) {
+  std::uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
+  for (std::size_t i = 0; i < count; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    q[i] = static_cast<std::int8_t>(int((s >> 33) % 255) - 127);
+  }
+  if (count) q[0] = -127;
+  if (count > 1) q[count - 1] = 127;
+}
+
 inline std::vector<float> uniform(std::size_t n, std::uint64_t seed, float lo = -1.0f,
                                   float hi = 1.0f) {
   std::vector<float> v(n);
