@@ -2,7 +2,8 @@
 // The model-family features (head_dim, QK-norm, Config::scale, T5's relative bias; fixtures of
 // tests/attention/gen_feature_fixtures.py) on the host, beside test_layer_features.cpp's parity:
 // a forward split over worker threads (Config::max_threads 2 and 3) gives the bits of one thread
-// on the fused and unfused paths and while decoding through a KvCache; a run-time
+// on the fused and unfused paths and while decoding through a KvCache, with float and with int8
+// weights (tests/attention/gen_w8_fixtures.py); a run-time
 // ForwardOptions::scale equal to Config::scale gives its bits; and the weights these features
 // add are refused when missing, mis-sized or given to a Config that does not use them
 // (set_weights' span rule: absent {nullptr, 0} where required or {nullptr, n} is null_pointer,
@@ -115,6 +116,11 @@ std::vector<float> forward_with(float scale) {
 TEST_CASE("the model-family features split over threads give the bits of one thread") {
   REQUIRE(emha::port::start_workers(2) == 2);
   all_threads(static_cast<ff::all*>(nullptr));
+}
+
+TEST_CASE("int8 weights (W8A32) split over threads give the bits of one thread") {
+  REQUIRE(emha::port::start_workers(2) == 2);
+  all_threads(static_cast<emha::w8_fixtures::all*>(nullptr));
 }
 
 TEST_CASE("a run-time scale equal to Config::scale gives its bits; the default is 1/sqrt(head_dim)") {
