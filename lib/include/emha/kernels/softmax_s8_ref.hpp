@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Softmax of int8 rows, bit for bit TFLite's reference int8 kernel
+// (reference_ops::Softmax for int8 in and out, which CMSIS-NN's arm_softmax_s8
+// matches): output scale 1/256, zero point -128 (probability p is stored as round(256 p) - 128).
+// Per row: d = x - max(row); keys with d < diff_min get -128 (probability 0); the others
+// exp(d * input_scale * beta) computed in fixed point: d times the multiplier in Q5.26
+// (SoftmaxS8Params), exp in Q0.31 (fixed_point.hpp), the sum in Q12.19, its reciprocal, and
+// each exp times it rounded to 1/256.
+//
+// The parameters come from the exporter (TFLite's PreprocessSoftmaxScaling and
+// CalculateInputRadius with 5 integer bits): real = min(beta * input_scale * 2^26, 2^31 - 1)
+// (2^30 - 1 with single rounding) as (multiplier, left_shift), and
+// diff_min = -floor(31 * 2^26 / 2^left_shift).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/kernels/fixed_point.hpp"
+#include "emha/kernels/requant.hpp"
+
+namespace emha {
+
+struct SoftmaxS8Params {
+  std::int32_t input_multiplier = 0;  // Q31, [2^30, 2^31)
+  std::int32_t input_left_shift = 0;  // >= 0
+  std::int32_t diff_min = 0;          // <= 0: differences below it give probability 0
+};
+
+// y[i][j] = TFLite's int8 softmax of row i of x (rows x cols, row strides ldx and ldy).
+template <Rounding R = Rounding::double_rounding>
+void softmax_s8_ref(std::size_t rows, std::size_t cols, const std::int8_t* x, std::size_t ldx,
+                    const SoftmaxS8Params& p, std::int8_t* y, std::size_t ldy) noexcept {
+  constexpr int diff_bits = 5, sum_bits = 12;  // Q5.26 differences, Q12.19 sum of exps
+  // d * real multiplier in Q5.26 (TFLite's MultiplyByQuantizedMultiplierGreaterThanOne).
+  const auto scaled = [&p](std::int32_t d) {
+    if constexpr (R == Rounding::single_rounding) {
+      return requantize<Rounding::single_rounding>(d, QuantizedMultiplier{p.input_multiplier, p.input_left_shift});
+    } else {
+      const auto shifted = static_cast<std::int32_t>(static_cast<std::uint32_t>(d) << p.input_left_shift);
+      return saturating_rounding_doubling_high_mul(shifted, p.input_multiplier);
+    }
+  };
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::int8_t* xr = x + i * ldx;
+    std::int8_t* yr = y + i * ldy;
+    std::int32_t max = INT8_MIN;
+    for (std::size_t j = 0; j < cols; ++j) max = xr[j] > max ? xr[j] : max;
+    std::int32_t sum = 0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::int32_t d = xr[j] - max;
+      if (d >= p.diff_min)
+        sum += fixed_point::rescale<0, sum_bits>(fixed_point::exp_on_negative_values<diff_bits>(scaled(d)));
+    }
+    int bits_over_unit = 0;
+    const std::int32_t inverse = fixed_point::reciprocal<sum_bits>(sum, bits_over_unit);
+    const int exponent = bits_over_unit + 31 - 8;  // [0, 31]: the sum is at least 1
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::int32_t d = xr[j] - max;
+      std::int32_t out = INT8_MIN;
+      if (d >= p.diff_min) {
+        const std::int32_t e = fixed_point::exp_on_negative_values<diff_bits>(scaled(d));
+        out = rounding_divide_by_pot(fixed_point::mul(inverse, e), exponent) + INT8_MIN;
+        out = out > INT8_MAX ? INT8_MAX : out < INT8_MIN ? INT8_MIN : out;
+      }
+      yr[j] = static_cast<std::int8_t>(out);
+    }
+  }
+}
+
+}  // namespace emha

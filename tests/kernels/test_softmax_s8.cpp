@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// softmax_s8_ref (TFLite's reference int8 softmax, output 1/256 - 128) against TFLite's code
+// re-implemented in Python (gen_softmax_s8_fixtures.py -> fixtures/softmax_s8.hpp): every output
+// byte of 245 rows (1 to 300 keys, input scales 1/256 to 1, keys past diff_min), both roundings,
+// with a row stride, on the host and the firmware.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/kernels/softmax_s8_ref.hpp"
+#include "kernels/fixtures/softmax_s8.hpp"
+#include "support/unit.hpp"
+
+namespace {
+
+namespace fx = emha::softmax_s8_fixtures;
+using emha::Rounding;
+
+constexpr std::size_t pad = 3;  // a row stride past the row
+std::int8_t g_x[2 * (300 + pad)], g_y[2 * (300 + pad)];
+
+template <Rounding R>
+void check_all(const std::int8_t* expected) {
+  std::size_t wrong = 0, overwritten = 0;
+  for (const fx::Case& c : fx::cases) {
+    const std::size_t ld = c.cols + pad;
+    for (std::size_t r = 0; r < 2; ++r)  // the row twice, as two rows of a matrix
+      for (std::size_t j = 0; j < ld; ++j) {
+        g_x[r * ld + j] = j < c.cols ? fx::input[c.offset + j] : std::int8_t(99);
+        g_y[r * ld + j] = 42;
+      }
+    emha::softmax_s8_ref<R>(2, c.cols, g_x, ld, R == Rounding::single_rounding ? c.single_rounding : c.double_rounding,
+                            g_y, ld);
+    std::size_t row_wrong = 0;
+    for (std::size_t r = 0; r < 2; ++r)
+      for (std::size_t j = 0; j < ld; ++j) {
+        if (j < c.cols)
+          row_wrong += g_y[r * ld + j] != expected[c.offset + j];
+        else
+          overwritten += g_y[r * ld + j] != 42;
+      }
+    if (row_wrong) EMHA_MESSAGE("row at " << c.offset << " (" << c.cols << " keys): " << row_wrong << " bytes differ");
+    wrong += row_wrong;
+  }
+  EMHA_CHECK(wrong == 0);
+  EMHA_CHECK(overwritten == 0);
+}
+
+}  // namespace
+
+EMHA_TEST_CASE("softmax_s8_ref: TFLite's int8 softmax, every byte, double rounding") {
+  check_all<Rounding::double_rounding>(fx::double_rounding);
+}
+
+EMHA_TEST_CASE("softmax_s8_ref: TFLite's int8 softmax, every byte, single rounding") {
+  check_all<Rounding::single_rounding>(fx::single_rounding);
+}
+
+EMHA_TEST_CASE("fixed_point: gemmlowp's exp over Q5.26 and TFLite's reciprocal of a Q12.19 sum, raw") {
+  std::size_t exp_wrong = 0, reciprocal_wrong = 0;
+  for (const fx::Raw& c : fx::exp_q5) exp_wrong += emha::fixed_point::exp_on_negative_values<5>(c.in) != c.out;
+  for (const fx::Raw& c : fx::reciprocal_q12) {
+    int bits = -100;
+    reciprocal_wrong += emha::fixed_point::reciprocal<12>(c.in, bits) != c.out || bits != c.bits;
+  }
+  EMHA_CHECK(exp_wrong == 0);
+  EMHA_CHECK(reciprocal_wrong == 0);
+}
