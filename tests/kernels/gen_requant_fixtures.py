@@ -114,6 +114,12 @@ def cmsis_single(x, m, shift):
     return (half + 1) >> 1
 
 
+def c_array(name, values, ctype):
+    """A generated header's `inline constexpr ctype name[]`, 24 values a line."""
+    body = ["    " + ", ".join(str(v) for v in values[i:i + 24]) + "," for i in range(0, len(values), 24)]
+    return [f"inline constexpr {ctype} {name}[] = {{"] + body + ["};"]
+
+
 def cases():
     rng = random.Random(20261126)
     multipliers = [(0, 0), (1 << 30, 0), (1 << 30, -1), ((1 << 31) - 1, 0), ((1 << 31) - 1, -31),

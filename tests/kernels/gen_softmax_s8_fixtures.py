@@ -34,7 +34,7 @@ import numpy as np
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from gen_requant_fixtures import INT32_MAX, INT32_MIN, gemmlowp_rdbpot, gemmlowp_srdhm, quantize_multiplier  # noqa: E402
+from gen_requant_fixtures import INT32_MAX, INT32_MIN, c_array, gemmlowp_rdbpot, gemmlowp_srdhm, quantize_multiplier  # noqa: E402
 from gen_requant_fixtures import tflite_single, trunc_div, wrap32  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent / "fixtures" / "softmax_s8.hpp"
@@ -202,11 +202,6 @@ def main():
             out_s += ys
     parted = sum(a != b for a, b in zip(out_d, out_s))
 
-    def ints(name, values, ctype):
-        body = []
-        for i in range(0, len(values), 24):
-            body.append("    " + ", ".join(str(v) for v in values[i:i + 24]) + ",")
-        return [f"inline constexpr {ctype} {name}[] = {{"] + body + ["};"]
 
     lines = [
         "// SPDX-License-Identifier: Apache-2.0",
@@ -225,9 +220,9 @@ def main():
     for pd, ps, off, n in cases:
         lines.append(f"    {{{{{pd[0]}, {pd[1]}, {pd[2]}}}, {{{ps[0]}, {ps[1]}, {ps[2]}}}, {off}, {n}}},")
     lines += ["};"]
-    lines += ints("input", pool, "std::int8_t")
-    lines += ints("double_rounding", out_d, "std::int8_t")
-    lines += ints("single_rounding", out_s, "std::int8_t")
+    lines += c_array("input", pool, "std::int8_t")
+    lines += c_array("double_rounding", out_d, "std::int8_t")
+    lines += c_array("single_rounding", out_s, "std::int8_t")
     # The fixed-point pieces alone, raw: exp over Q5.26 (0 down past -32) and the reciprocal of
     # Q12.19 sums (1 up to the largest a row of 4096 keys reaches).
     exp_in = [0, -1, -2, -(1 << 24), -(1 << 26), -(1 << 27) - 12345, -(1 << 31)]
