@@ -27,3 +27,7 @@ NoHeapAttentionResult run_cache_without_heap() noexcept;
 // (quantize_rows_s8), set, a prefill, decode steps with and without attention weights, a forward
 // without the cache.
 NoHeapAttentionResult run_int8_without_heap() noexcept;
+
+// The full-integer layer (Arithmetic::s8): constructed, its weights set, forward and
+// forward_reference with a causal mask, padded keys and int8 probabilities out.
+NoHeapAttentionResult run_s8_without_heap() noexcept;

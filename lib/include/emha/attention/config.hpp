@@ -10,6 +10,7 @@
 
 #include <cstddef>
 
+#include "emha/kernels/requant.hpp"
 #include "emha/kernels/rope.hpp"
 
 namespace emha {
@@ -80,6 +81,16 @@ enum class KvType : unsigned char {
   int8,
 };
 
+// What the layer computes in.
+enum class Arithmetic : unsigned char {
+  f32,  // float activations (weights per weight_type): forward() takes and returns float
+  // TFLite's full-integer int8 (emha/attention/mha_s8.hpp): forward() takes and returns int8;
+  // every stage's output is int8 with a scale and zero point, the weights int8 per output channel,
+  // requantization in fixed point (Config::rounding), softmax int8 (scale 1/256, zero point -128).
+  // Projections, heads, head_dim, GQA and masks; no positions, norms, QK-norm, window or KvCache.
+  s8,
+};
+
 // Which projections have a bias, on top of `bias` (a projection has one when both say so). labml's
 // annotated MHA with bias=False is {false, false, true, true}: its V and output layers always have one.
 struct ProjectionBias {
@@ -111,6 +122,10 @@ struct MhaConfig {
   static constexpr bool prepack_weights = true;
   // The projections' weights: float, or int8 with a float scale per output channel (WeightType).
   static constexpr WeightType weight_type = WeightType::f32;
+  // Float or TFLite's full-integer int8 (Arithmetic); with s8, requantization rounds as
+  // `rounding` says (TFLite's and CMSIS-NN's default double rounding, or single rounding).
+  static constexpr Arithmetic arithmetic = Arithmetic::f32;
+  static constexpr Rounding rounding = Rounding::double_rounding;
   // The keys and values of its KvCache: float, or int8 with a scale per position and K/V head
   // (KvType). int8 adds a dequantized K and V tile per task to the arena.
   static constexpr KvType kv_cache_type = KvType::f32;

@@ -15,9 +15,11 @@
 
 namespace emha {
 
+// Arithmetic::f32 (the Config's arithmetic selects the class: s8 is emha/attention/mha_s8.hpp).
+template <class Config, ArenaOwnership Own = ArenaOwnership::owned, Arithmetic = Config::arithmetic>
+class MultiHeadAttention : public detail::LayerArena<Own, detail::mha_arena_bytes(detail::checked_dims<Config>())> {
+  using Storage = detail::LayerArena<Own, detail::mha_arena_bytes(detail::checked_dims<Config>())>;
 
-template <class Config, ArenaOwnership Own = ArenaOwnership::owned>
-class MultiHeadAttention {
   static_assert(detail::check_config<Config>(), "invalid MhaConfig");
 
  public:
@@ -36,23 +38,9 @@ class MultiHeadAttention {
   static constexpr std::size_t unit_offset_floats =
       Config::qk_norm_unit_offset ? dims.q_norm_dim() + dims.k_norm_dim() : 0;
 
-  // Owned arena.
-  MultiHeadAttention() noexcept {
-    static_assert(Own == ArenaOwnership::owned, "pass an ArenaRef: this MultiHeadAttention uses the caller's arena");
-  }
-  // Caller's arena; forward() returns no_space unless it has arena_bytes available.
-  explicit MultiHeadAttention(ArenaRef scratch) noexcept : scratch_{scratch} {
-    static_assert(Own == ArenaOwnership::caller, "this MultiHeadAttention owns its arena: use the default constructor");
-  }
-  // Caller's arena of a compile-time size, checked at compile time. The object works through its
-  // own copy of the view: read high_water() from arena(), not from `storage`.
-  template <std::size_t N, std::size_t A>
-  explicit MultiHeadAttention(StaticArena<N, A>& storage) noexcept : scratch_{storage.ref()} {
-    static_assert(Own == ArenaOwnership::caller, "this MultiHeadAttention owns its arena: use the default constructor");
-    static_assert(N >= arena_bytes, "StaticArena smaller than MultiHeadAttention::arena_bytes");
-  }
-  MultiHeadAttention(const MultiHeadAttention&) = delete;
-  MultiHeadAttention& operator=(const MultiHeadAttention&) = delete;
+  // Owned arena: MultiHeadAttention(); the caller's: MultiHeadAttention(ArenaRef) or
+  // MultiHeadAttention(StaticArena&) (detail::LayerArena). Not copyable.
+  using Storage::Storage;
 
   // Takes the weights (kept by pointer: they must outlive this object). Returns null_pointer or
   // size_mismatch when a needed span is missing or not exactly its size, invalid_argument when
@@ -92,7 +80,7 @@ class MultiHeadAttention {
                  Span<const float> value, Span<float> out,
                  const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, query, key,
+    return core(dims, weights_, packed_, positions_, this->scratch_.get(), shape, query, key,
                                value, out, options, nullptr);
   }
 
@@ -119,7 +107,7 @@ class MultiHeadAttention {
                  KvCache<Config, Cap, Batch, CacheOwn>& cache, const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view();
-    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, x, x, x, out,
+    return core(dims, weights_, packed_, positions_, this->scratch_.get(), shape, x, x, x, out,
                                options, &view);
   }
 
@@ -144,7 +132,7 @@ class MultiHeadAttention {
                     KvCache<Config, Cap, Batch, CacheOwn>& cache) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view(detail::KvUse::fill);
-    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, key, key, value,
+    return core(dims, weights_, packed_, positions_, this->scratch_.get(), shape, key, key, value,
                                Span<float>{}, ForwardOptions{}, &view);
   }
   template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
@@ -153,7 +141,7 @@ class MultiHeadAttention {
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view_read();
-    return core(dims, weights_, packed_, positions_, scratch_.get(), shape, query, query, query,
+    return core(dims, weights_, packed_, positions_, this->scratch_.get(), shape, query, query, query,
                                out, options, &view);
   }
 
@@ -163,7 +151,7 @@ class MultiHeadAttention {
                            Span<const float> key, Span<const float> value, Span<float> out,
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return reference(dims, weights_, positions_, scratch_.get(), shape, query, key, value, out, options, nullptr);
+    return reference(dims, weights_, positions_, this->scratch_.get(), shape, query, key, value, out, options, nullptr);
   }
   template <std::size_t Cap, std::size_t Batch, ArenaOwnership CacheOwn>
   Status forward_reference(const AttentionShape& shape, Span<const float> x, Span<float> out,
@@ -171,11 +159,9 @@ class MultiHeadAttention {
                            const ForwardOptions& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
     const detail::KvCacheView view = cache.view();
-    return reference(dims, weights_, positions_, scratch_.get(), shape, x, x, x, out, options, &view);
+    return reference(dims, weights_, positions_, this->scratch_.get(), shape, x, x, x, out, options, &view);
   }
 
-  // The scratch arena, e.g. to read high_water() after forward().
-  const ArenaRef& arena() const noexcept { return scratch_.get(); }
 
  private:
   // The reference pass of the Config's weight type (a layer links one).
@@ -194,7 +180,6 @@ class MultiHeadAttention {
     return detail::mha_forward_staged<detail::mha_stages<Config>()>(static_cast<A&&>(a)...);
   }
 
-  detail::ArenaHolder<Own, arena_bytes> scratch_{};
   detail::ObjectFloats<Config::prepack_weights, detail::mha_packed_floats(dims)> packed_storage_;
   detail::ObjectFloats<(detail::mha_position_floats(dims) > 0), detail::mha_position_floats(dims)>
       position_storage_;
@@ -206,3 +191,5 @@ class MultiHeadAttention {
 };
 
 }  // namespace emha
+
+#include "emha/attention/mha_s8.hpp"

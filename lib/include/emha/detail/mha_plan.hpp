@@ -135,6 +135,14 @@ constexpr MhaDims mha_dims() noexcept {
   return d;
 }
 
+// The dims of a Config once check_config has passed: a layer's base class is sized by them, and
+// a bad Config fails with check_config's sentence before any size is computed from it.
+template <class C>
+constexpr MhaDims checked_dims() noexcept {
+  static_assert(check_config<C>(), "invalid MhaConfig");
+  return mha_dims<C>();
+}
+
 // Floats of the position tables an object holds: RoPE/xPos cos and sin [positions x rope_dims/2]
 // each, ALiBi's slopes [heads], T5's bucket of each distance 0 .. relative_max_distance.
 constexpr std::size_t mha_position_floats(const MhaDims& d) noexcept {

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The size-erased core of the full-integer layer (emha/attention/mha_s8.hpp): its Config checks,
+// its arena and its compiled pass (lib/src/attention/mha_s8_forward.cpp).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/arena.hpp"
+#include "emha/attention/config.hpp"
+#include "emha/attention/options_s8.hpp"
+#include "emha/detail/config_check.hpp"
+#include "emha/detail/mha_plan.hpp"
+#include "emha/status.hpp"
+
+namespace emha::detail {
+
+// What the s8 layer does not have (tests/attention/fail/ proves each).
+template <class C>
+constexpr bool check_config_s8() {
+  static_assert(C::position == Position::none, "arithmetic s8 has no positions");
+  static_assert(C::norm == NormPlacement::none && C::qk_norm == QkNorm::none, "arithmetic s8 has no norms");
+  static_assert(C::sliding_window == 0, "arithmetic s8 has no sliding window");
+  static_assert(C::head_split == HeadSplit::columns, "arithmetic s8 splits heads by columns");
+  static_assert(C::weight_type == WeightType::f32 && C::kv_cache_type == KvType::f32,
+                "arithmetic s8 takes MhaS8Weights: leave weight_type and kv_cache_type at f32");
+  static_assert(C::max_threads == 1, "arithmetic s8 runs on the caller's thread: max_threads 1");
+  static_assert(C::d_model <= (1u << 15) && C::kdim <= (1u << 15) && C::vdim <= (1u << 15) &&
+                    C::max_seq_kv <= (1u << 15),
+                "arithmetic s8 sums at most 2^15 products in int32");
+  return true;
+}
+
+// The dims of an s8 Config once both checks have passed (checked_dims).
+template <class C>
+constexpr MhaDims checked_dims_s8() noexcept {
+  static_assert(check_config<C>() && check_config_s8<C>(), "invalid MhaConfig");
+  return mha_dims<C>();
+}
+
+// The arena of one forward(), per sequence (reused across the batch):
+//   Q [S_q x q_dim], K [S_kv x kv_dim], V^T [kv_dim x S_kv], the context [S_q x q_dim] (int8);
+//   K's row sums [S_kv x kv_heads] and V^T's [kv_dim] (int32); one int32 row of sums
+//   [max(S_kv, widths)]; one query row's scores, keep flags, packed scores and probabilities
+//   [S_kv each] (int8). 64-byte aligned each.
+struct MhaS8Arena {
+  std::size_t q, k, vt, context, k_sums, v_sums, sums, row;  // bytes of each
+};
+constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
+  const std::size_t kv = d.kv_dim(), skv = d.max_seq_kv;
+  std::size_t widest = skv;
+  for (std::size_t w : {d.q_dim(), kv, d.d_model}) widest = w > widest ? w : widest;
+  return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
+          skv * d.kv_heads * 4, kv * 4, widest * 4, 4 * skv};
+}
+constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
+  const MhaS8Arena a = mha_s8_arena(d);
+  std::size_t total = 0;
+  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row}) total += arena_round_up(b, 64);
+  return total + 64;  // a caller's arena of unknown alignment
+}
+
+// ok, or null_pointer / size_mismatch / invalid_argument (mha_s8.hpp's set_weights).
+Status mha_s8_check_weights(const MhaDims& d, const MhaS8Weights& w) noexcept;
+
+// forward(): the whole pass, requantizing with rounding R, on gemm_s8 or (Reference) gemm_s8_ref.
+template <Rounding R, bool Reference>
+Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, ArenaRef& arena, const AttentionShape& shape,
+                      Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
+                      Span<std::int8_t> out, const ForwardOptionsS8& options) noexcept;
+
+}  // namespace emha::detail

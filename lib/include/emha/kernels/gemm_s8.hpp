@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// int8 x int8 products with exact int32 sums: the inner loop of the full-integer layer (the
+// projections, Q K^T and P V; emha/attention/mha_s8.hpp), where zero points and requantization
+// are applied around it (emha/kernels/matmul_s8_ref.hpp states the arithmetic).
+
+#include <cstddef>
+#include <cstdint>
+
+namespace emha {
+
+// c[i][j] = sum_p a[i][p] * b[j][p] for i < m, j < n, p < k (a [m x k], b [n x k]: both
+// row-major with strides lda, ldb, so b is the right-hand side transposed, as PyTorch's [out, in]
+// weights and K's rows already are). Exact: k <= 2^17 keeps every sum in int32. Every variant
+// gives the reference's values (integers: no order to round).
+void gemm_s8(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+             const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept;
+
+}  // namespace emha

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Scalar reference of gemm_s8 (same contract, emha/kernels/gemm_s8.hpp): the oracle of its tests
+// and of the full-integer layer's reference pass.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/kernels/gemm_s8.hpp"
+
+namespace emha {
+
+inline void gemm_s8_ref(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                        const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      std::int32_t acc = 0;
+      for (std::size_t p = 0; p < k; ++p) acc += std::int32_t(a[i * lda + p]) * b[j * ldb + p];
+      c[i * ldc + j] = acc;
+    }
+}
+
+}  // namespace emha

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// The full-integer layer's pass (emha/attention/mha_s8.hpp), one sequence at a time:
+//   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED);
+//      K's row sums per head and V^T's row sums, which carry the zero points below.
+//   2. Per query row and head: the row's int32 Q K^T sums over its keys up to the last unmasked
+//      one, requantized to int8 scores; the unmasked ones packed and put through TFLite's softmax
+//      (softmax_s8_ref), the masked ones -128; then P V over every key (a masked key's
+//      probability is -128, whose weight (p + 128) is 0) into the context row.
+//   3. out = FULLY_CONNECTED(context), written in the caller's layout.
+// Zero points leave the inner products: gemm_s8 (the kernel list's, or its reference) sums raw
+// int8 products and each zero point comes back through a row sum,
+//   sum_d (q - z_Q)(k - z_K) = sum q k - z_K sum q - z_Q sum k + d_k z_Q z_K
+//   sum_j (p + 128)(v - z_V) = sum p v + 128 sum v - z_V (sum p + 128 S_kv),
+// the int32 values TFLite's loops compute (combined modulo 2^32: the parts may overflow where the
+// total does not).
+
+#include <cstdint>
+
+#include "attention/mha_s8_validate.hpp"
+#include "attention/return_on_error.hpp"
+#include "emha/kernels/gemm_s8.hpp"
+#include "emha/kernels/gemm_s8_ref.hpp"
+#include "emha/kernels/matmul_s8_ref.hpp"
+#include "emha/kernels/softmax_s8_ref.hpp"
+
+namespace emha::detail {
+namespace {
+
+template <bool Reference>
+void gemm(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
+          std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  if constexpr (Reference)
+    gemm_s8_ref(m, n, k, a, lda, b, ldb, c, ldc);
+  else
+    emha::gemm_s8(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+// a + b + ... modulo 2^32 (no signed overflow where the total is in range).
+constexpr std::int32_t wrap_sum(std::uint32_t a, std::uint32_t b, std::uint32_t c = 0, std::uint32_t d = 0) noexcept {
+  return static_cast<std::int32_t>(a + b + c + d);
+}
+
+template <Rounding R>
+std::int8_t requant_s8(std::int32_t acc, QuantizedMultiplier q, std::int32_t zero_point) noexcept {
+  return saturate_s8(requantize<R>(acc, q) + zero_point);
+}
+
+// One sequence's rows of a [B, S, dim] or [S, B, dim] tensor: row i at p + i * ld.
+template <class T>
+struct Rows {
+  T* p;
+  std::size_t ld;
+};
+template <class T>
+Rows<T> rows_of(T* base, const AttentionShape& sh, std::size_t b, std::size_t seq, std::size_t dim) noexcept {
+  return sh.layout == Layout::batch_first ? Rows<T>{base + b * seq * dim, dim} : Rows<T>{base + b * dim, sh.batch * dim};
+}
+
+// y[i * y_row + j * y_col] = FULLY_CONNECTED(x row i)[j], for m rows of `in` int8 into p's rows.
+template <Rounding R, bool Reference>
+void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const ProjectionS8& p, std::size_t rows,
+             std::int32_t zero_point, std::int32_t* sums, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept {
+  for (std::size_t i = 0; i < m; ++i) {
+    gemm<Reference>(1, rows, in, x.p + i * x.ld, x.ld, p.weight.data, in, sums, rows);
+    for (std::size_t j = 0; j < rows; ++j)
+      y[i * y_row + j * y_col] = requant_s8<R>(wrap_sum(sums[j], p.bias.data[j]), p.multiplier.data[j], zero_point);
+  }
+}
+
+// Whether key j is masked for query i of head h in sequence b (the float layer's masks).
+bool masked(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m, std::size_t b, std::size_t h,
+            std::size_t i, std::size_t j) noexcept {
+  if (m.causal && j > i && j - i > m.causal_offset) return true;
+  if (m.key_ignored.data && m.key_ignored.data[b * sh.seq_kv + j]) return true;
+  if (m.key_lengths.data && j >= m.key_lengths.data[b]) return true;
+  if (m.attn_masked.data) {
+    const std::size_t block = m.attn_mask_shape == MaskShape::shared    ? 0
+                              : m.attn_mask_shape == MaskShape::per_head ? h
+                                                                         : b * d.heads + h;
+    if (m.attn_masked.data[(block * sh.seq_q + i) * sh.seq_kv + j]) return true;
+  }
+  if (m.attend.data) {
+    const std::size_t r = m.attend_rows == 1 ? 0 : i, c = m.attend_batch == 1 ? 0 : b;
+    if (!m.attend.data[(r * sh.seq_kv + j) * m.attend_batch + c]) return true;
+  }
+  return false;
+}
+
+// The arena's buffers (MhaS8Arena).
+struct Buffers {
+  std::int8_t *q, *k, *vt, *context;
+  std::int32_t *k_sums, *v_sums, *sums;
+  std::int8_t *keep, *scores, *probs, *row;  // one query row's [S_kv] each
+};
+
+Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
+  const MhaS8Arena a = mha_s8_arena(d);
+  const std::size_t skv = d.max_seq_kv;
+  std::int8_t* row = nullptr;
+  const Status s[] = {arena.allocate(a.q, b.q, 64),           arena.allocate(a.k, b.k, 64),
+                      arena.allocate(a.vt, b.vt, 64),         arena.allocate(a.context, b.context, 64),
+                      arena.allocate(a.k_sums / 4, b.k_sums, 64), arena.allocate(a.v_sums / 4, b.v_sums, 64),
+                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row, row, 64)};
+  for (Status e : s)
+    if (e != Status::ok) return e;
+  b.keep = row;
+  b.scores = row + skv;
+  b.probs = row + 2 * skv;
+  b.row = row + 3 * skv;
+  return Status::ok;
+}
+
+// Step 2 for query row i of head h (K/V head g): its context row, and its probabilities to `p_out`
+// when asked.
+template <Rounding R, bool Reference>
+void attend_row(const MhaDims& d, const MhaS8Weights& w, const AttentionShape& sh, const AttentionMasks& m,
+                const Buffers& buf, std::size_t b, std::size_t h, std::size_t i, std::int8_t* p_out) noexcept {
+  const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim();
+  const std::int8_t* q = buf.q + i * d.q_dim() + h * dk;
+  std::size_t used = 0;  // keys up to the last unmasked one
+  for (std::size_t j = 0; j < skv; ++j) {
+    buf.keep[j] = !masked(d, sh, m, b, h, i, j);
+    if (buf.keep[j]) used = j + 1;
+  }
+  std::int32_t q_sum = 0;
+  for (std::size_t c = 0; c < dk; ++c) q_sum += q[c];
+  gemm<Reference>(1, used, dk, q, dk, buf.k + g * dk, kv, buf.sums, used);
+  const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
+  const std::uint32_t zz = std::uint32_t(dk) * zq * zk;
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < used; ++j)
+    if (buf.keep[j]) {
+      const std::int32_t acc = wrap_sum(buf.sums[j], 0u - zk * std::uint32_t(q_sum),
+                                        0u - zq * std::uint32_t(buf.k_sums[j * d.kv_heads + g]), zz);
+      buf.scores[n++] = requant_s8<R>(acc, w.scores, w.zero_point_scores);
+    }
+  if (n > 0) softmax_s8_ref<R>(1, n, buf.scores, n, w.softmax, buf.probs, n);
+  std::int32_t p_sum = 0;
+  for (std::size_t j = 0, at = 0; j < skv; ++j) {
+    buf.row[j] = j < used && buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
+    p_sum += buf.row[j];
+  }
+  if (p_out)
+    for (std::size_t j = 0; j < skv; ++j) p_out[j] = buf.row[j];
+  gemm<Reference>(1, dk, skv, buf.row, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
+  const auto zv = std::uint32_t(w.zero_point_v);
+  const std::uint32_t weights = std::uint32_t(p_sum) + 128u * std::uint32_t(skv);  // sum (p + 128)
+  std::int8_t* ctx = buf.context + i * d.q_dim() + h * dk;
+  for (std::size_t c = 0; c < dk; ++c) {
+    const std::int32_t acc = wrap_sum(buf.sums[c], 128u * std::uint32_t(buf.v_sums[g * dk + c]), 0u - zv * weights);
+    ctx[c] = requant_s8<R>(acc, w.context, w.zero_point_context);
+  }
+}
+
+}  // namespace
+
+template <Rounding R, bool Reference>
+Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, ArenaRef& arena, const AttentionShape& sh,
+                      Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
+                      Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
+  EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
+  ArenaScope scope(arena);
+  Buffers buf{};
+  EMHA_TRY(allocate(d, arena, buf));
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, kv = d.kv_dim(), dk = d.d_k();
+  for (std::size_t b = 0; b < sh.batch; ++b) {
+    project<R, Reference>(sq, d.d_model, rows_of(query.data, sh, b, sq, d.d_model), w.q, d.q_dim(), w.zero_point_q,
+                          buf.sums, buf.q, d.q_dim(), 1);
+    project<R, Reference>(skv, d.kdim, rows_of(key.data, sh, b, skv, d.kdim), w.k, kv, w.zero_point_k, buf.sums,
+                          buf.k, kv, 1);
+    project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf.sums,
+                          buf.vt, 1, skv);
+    for (std::size_t j = 0; j < skv; ++j)
+      for (std::size_t g = 0; g < d.kv_heads; ++g) {
+        std::int32_t s = 0;
+        for (std::size_t c = 0; c < dk; ++c) s += buf.k[j * kv + g * dk + c];
+        buf.k_sums[j * d.kv_heads + g] = s;
+      }
+    for (std::size_t c = 0; c < kv; ++c) {
+      std::int32_t s = 0;
+      for (std::size_t j = 0; j < skv; ++j) s += buf.vt[c * skv + j];
+      buf.v_sums[c] = s;
+    }
+    for (std::size_t h = 0; h < d.heads; ++h)
+      for (std::size_t i = 0; i < sq; ++i) {
+        std::int8_t* p = o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i) * skv : nullptr;
+        attend_row<R, Reference>(d, w, sh, o.masks, buf, b, h, i, p);
+      }
+    const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
+    project<R, Reference>(sq, d.q_dim(), Rows<const std::int8_t>{buf.context, d.q_dim()}, w.out, d.d_model,
+                          w.zero_point_out, buf.sums, y.p, y.ld, 1);
+  }
+  return Status::ok;
+}
+
+#define EMHA_S8_FORWARD(R, Ref)                                                                                    \
+  template Status mha_s8_forward<R, Ref>(const MhaDims&, const MhaS8Weights&, ArenaRef&, const AttentionShape&,  \
+                                         Span<const std::int8_t>, Span<const std::int8_t>, Span<const std::int8_t>, \
+                                         Span<std::int8_t>, const ForwardOptionsS8&) noexcept;
+EMHA_S8_FORWARD(Rounding::double_rounding, false)
+EMHA_S8_FORWARD(Rounding::double_rounding, true)
+EMHA_S8_FORWARD(Rounding::single_rounding, false)
+EMHA_S8_FORWARD(Rounding::single_rounding, true)
+#undef EMHA_S8_FORWARD
+
+}  // namespace emha::detail

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The int8 dot product of one instruction set, as the steps gemm_s8 (gemm_s8.cpp) strings
+// together: `step` int8 pairs per madd, int32 sums exact (no saturating instruction anywhere).
+//   DotS8::load(p)        `step` int8 at p (any alignment) in the form madd takes
+//   DotS8::madd(s, a, b)  s + the products a[i] * b[i], pairwise into int32 lanes
+//   DotS8::sum(s)         the lanes' total
+// One struct per target, chosen by the compiler's feature macros:
+//   x86 AVX-512BW / AVX2 / SSE2   sign-extend to int16, VPMADDWD (32 / 16 / 8 per step)
+//   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
+//   aarch64, armv7 NEON           SMULL/VMULL.S8 to int16, SADALP/VPADAL.S16 (16 per step; two
+//                                 int8 products can overflow int16, one cannot)
+//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step)
+//   Cortex-M4/M7 (DSP)            SXTB16 (and with ROR #8) + SMLAD, two pairs per instruction
+//   others (armv6, EMHA_SIMD=0)   one pair per step
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "simd_arch.hpp"
+
+#if EMHA_SIMD && defined(__SSE2__)
+#include <immintrin.h>
+#elif EMHA_SIMD && (defined(__ARM_NEON) || defined(__ARM_NEON__))
+#include <arm_neon.h>
+#elif EMHA_SIMD && defined(EMHA_SIMD_MVE)
+#include <arm_mve.h>
+#elif EMHA_SIMD && defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#endif
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+
+#if EMHA_SIMD && defined(__AVX512BW__)
+struct DotS8 {
+  static constexpr std::size_t step = 32;
+  using in = __m512i;
+  using acc = __m512i;
+  static acc zero() noexcept { return _mm512_setzero_si512(); }
+  static in load(const std::int8_t* p) noexcept { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static acc madd(acc s, in a, in b) noexcept { return _mm512_add_epi32(s, _mm512_madd_epi16(a, b)); }
+  static std::int32_t sum(acc s) noexcept { return _mm512_reduce_add_epi32(s); }
+};
+#elif EMHA_SIMD && defined(__AVX2__)
+struct DotS8 {
+  static constexpr std::size_t step = 16;
+  using in = __m256i;
+  using acc = __m256i;
+  static acc zero() noexcept { return _mm256_setzero_si256(); }
+  static in load(const std::int8_t* p) noexcept { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static acc madd(acc s, in a, in b) noexcept { return _mm256_add_epi32(s, _mm256_madd_epi16(a, b)); }
+  static std::int32_t sum(acc s) noexcept {
+    __m128i q = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
+    return _mm_cvtsi128_si32(q);
+  }
+};
+#elif EMHA_SIMD && defined(__SSE2__)
+struct DotS8 {
+  static constexpr std::size_t step = 8;
+  using in = __m128i;
+  using acc = __m128i;
+  static acc zero() noexcept { return _mm_setzero_si128(); }
+  static in load(const std::int8_t* p) noexcept {  // 8 bytes, each doubled, then >> 8 signed
+    const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return _mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8);
+  }
+  static acc madd(acc s, in a, in b) noexcept { return _mm_add_epi32(s, _mm_madd_epi16(a, b)); }
+  static std::int32_t sum(acc s) noexcept {
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+  }
+};
+#elif EMHA_SIMD && (defined(__ARM_NEON) || defined(__ARM_NEON__))
+struct DotS8 {
+  static constexpr std::size_t step = 16;
+  using in = int8x16_t;
+  using acc = int32x4_t;
+  static acc zero() noexcept { return vdupq_n_s32(0); }
+  static in load(const std::int8_t* p) noexcept { return vld1q_s8(p); }
+#if defined(__ARM_FEATURE_DOTPROD)
+  static acc madd(acc s, in a, in b) noexcept { return vdotq_s32(s, a, b); }
+#else
+  static acc madd(acc s, in a, in b) noexcept {
+    s = vpadalq_s16(s, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
+    return vpadalq_s16(s, vmull_s8(vget_high_s8(a), vget_high_s8(b)));
+  }
+#endif
+#if defined(__aarch64__)
+  static std::int32_t sum(acc s) noexcept { return vaddvq_s32(s); }
+#else
+  static std::int32_t sum(acc s) noexcept {
+    const int32x2_t h = vadd_s32(vget_low_s32(s), vget_high_s32(s));
+    return vget_lane_s32(vpadd_s32(h, h), 0);
+  }
+#endif
+};
+#elif EMHA_SIMD && defined(EMHA_SIMD_MVE)
+struct DotS8 {
+  static constexpr std::size_t step = 16;
+  using in = int8x16_t;
+  using acc = std::int32_t;
+  static acc zero() noexcept { return 0; }
+  static in load(const std::int8_t* p) noexcept {  // memcpy: one VLDRB, and no aliasing assumption
+    in v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static acc madd(acc s, in a, in b) noexcept { return vmladavaq_s8(s, a, b); }
+  static std::int32_t sum(acc s) noexcept { return s; }
+};
+#elif EMHA_SIMD && defined(__ARM_FEATURE_DSP)
+struct DotS8 {
+  static constexpr std::size_t step = 4;
+  struct in {
+    int16x2_t even, odd;  // bytes 0 and 2, bytes 1 and 3, sign-extended
+  };
+  using acc = std::int32_t;
+  static acc zero() noexcept { return 0; }
+  static in load(const std::int8_t* p) noexcept {
+    std::uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    const auto x = static_cast<int8x4_t>(w);
+    const auto r = static_cast<int8x4_t>((w >> 8) | (w << 24));  // ROR #8
+    return {__sxtb16(x), __sxtb16(r)};
+  }
+  static acc madd(acc s, in a, in b) noexcept { return __smlad(a.odd, b.odd, __smlad(a.even, b.even, s)); }
+  static std::int32_t sum(acc s) noexcept { return s; }
+};
+#else
+struct DotS8 {
+  static constexpr std::size_t step = 1;
+  using in = std::int32_t;
+  using acc = std::int32_t;
+  static acc zero() noexcept { return 0; }
+  static in load(const std::int8_t* p) noexcept { return *p; }
+  static acc madd(acc s, in a, in b) noexcept { return s + a * b; }
+  static std::int32_t sum(acc s) noexcept { return s; }
+};
+#endif
+
+}  // namespace EMHA_ISA
+}  // namespace emha::detail

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// gemm_s8 (emha/kernels/gemm_s8.hpp) on the host and the firmware: m 1-3, n 1-9 (the four-row
+// blocks and each count of leftover rows), k 0-67 (every tail of every variant's step, up to two
+// AVX-512 steps and 3), padded strides. Each sum against an int64 loop written here, and against
+// gemm_s8_ref; operands of -128 throughout (two int8 products overflow int16: the paths that widen
+// pairwise must not saturate), and nothing written past n.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "emha/kernels/gemm_s8.hpp"
+#include "emha/kernels/gemm_s8_ref.hpp"
+#include "support/numeric.hpp"
+#include "support/unit.hpp"
+
+namespace {
+
+constexpr std::size_t max_m = 3, max_n = 9, max_k = 67, pad = 5, lda = max_k + pad, ldc = max_n + pad;
+std::int8_t g_a[max_m * lda], g_b[max_n * lda];
+std::int32_t g_c[max_m * ldc], g_c_ref[max_m * ldc];
+
+// -128 everywhere (every product 16384) or the seeded values in [-127, 127].
+void fill(std::int8_t* x, std::size_t count, std::uint64_t seed, bool extreme) {
+  if (extreme)
+    for (std::size_t i = 0; i < count; ++i) x[i] = INT8_MIN;
+  else
+    emha::test::fill_int8(x, count, seed);
+}
+
+}  // namespace
+
+EMHA_TEST_CASE("gemm_s8 over every tail gives exact int32 sums") {
+  std::size_t bad = 0, bad_ref = 0, written = 0, cases = 0;
+  for (int extreme = 0; extreme < 2; ++extreme)
+    for (std::size_t m = 1; m <= max_m; ++m)
+      for (std::size_t n = 1; n <= max_n; ++n)
+        for (std::size_t k = 0; k <= max_k; k += (extreme ? 5 : 1)) {
+          fill(g_a, sizeof g_a, 7 * k + m, extreme);
+          fill(g_b, sizeof g_b, 11 * k + n + 1000, extreme);
+          for (std::size_t i = 0; i < max_m * ldc; ++i) g_c[i] = g_c_ref[i] = -5;
+          emha::gemm_s8(m, n, k, g_a, lda, g_b, lda, g_c, ldc);
+          emha::gemm_s8_ref(m, n, k, g_a, lda, g_b, lda, g_c_ref, ldc);
+          for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t j = 0; j < n; ++j) {
+              std::int64_t want = 0;
+              for (std::size_t p = 0; p < k; ++p) want += std::int64_t(g_a[i * lda + p]) * g_b[j * lda + p];
+              bad += g_c[i * ldc + j] != want;
+              bad_ref += g_c_ref[i * ldc + j] != want;
+            }
+            for (std::size_t j = n; j < ldc; ++j) written += g_c[i * ldc + j] != -5;
+          }
+          ++cases;
+        }
+  EMHA_CHECK(cases > 2000);
+  EMHA_CHECK(bad == 0);
+  EMHA_CHECK(bad_ref == 0);
+  EMHA_CHECK(written == 0);
+}
