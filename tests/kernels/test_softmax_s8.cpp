@@ -2,11 +2,13 @@
 // softmax_s8_ref (TFLite's reference int8 softmax, output 1/256 - 128) against TFLite's code
 // re-implemented in Python (gen_softmax_s8_fixtures.py -> fixtures/softmax_s8.hpp): every output
 // byte of 245 rows (1 to 300 keys, input scales 1/256 to 1, keys past diff_min), both roundings,
-// with a row stride, on the host and the firmware.
+// with a row stride, on the host and the firmware; softmax_s8_row (the exps from
+// softmax_s8_table) gives the same bytes.
 
 #include <cstddef>
 #include <cstdint>
 
+#include "emha/kernels/softmax_s8.hpp"
 #include "emha/kernels/softmax_s8_ref.hpp"
 #include "kernels/fixtures/softmax_s8.hpp"
 #include "support/unit.hpp"
@@ -17,7 +19,8 @@ namespace fx = emha::softmax_s8_fixtures;
 using emha::Rounding;
 
 constexpr std::size_t pad = 3;  // a row stride past the row
-std::int8_t g_x[2 * (300 + pad)], g_y[2 * (300 + pad)];
+std::int8_t g_x[2 * (300 + pad)], g_y[2 * (300 + pad)], g_row[300 + pad];
+emha::SoftmaxS8Table g_table;
 
 template <Rounding R>
 void check_all(const std::int8_t* expected) {
@@ -29,9 +32,13 @@ void check_all(const std::int8_t* expected) {
         g_x[r * ld + j] = j < c.cols ? fx::input[c.offset + j] : std::int8_t(99);
         g_y[r * ld + j] = 42;
       }
-    emha::softmax_s8_ref<R>(2, c.cols, g_x, ld, R == Rounding::single_rounding ? c.single_rounding : c.double_rounding,
-                            g_y, ld);
+    const emha::SoftmaxS8Params& p = R == Rounding::single_rounding ? c.single_rounding : c.double_rounding;
+    emha::softmax_s8_ref<R>(2, c.cols, g_x, ld, p, g_y, ld);
+    for (std::size_t j = 0; j < ld; ++j) g_row[j] = 42;
+    emha::softmax_s8_table<R>(p, g_table);
+    emha::softmax_s8_row(c.cols, g_x, g_table, g_row);
     std::size_t row_wrong = 0;
+    for (std::size_t j = 0; j < ld; ++j) row_wrong += j < c.cols ? g_row[j] != expected[c.offset + j] : g_row[j] != 42;
     for (std::size_t r = 0; r < 2; ++r)
       for (std::size_t j = 0; j < ld; ++j) {
         if (j < c.cols)
@@ -48,11 +55,11 @@ void check_all(const std::int8_t* expected) {
 
 }  // namespace
 
-EMHA_TEST_CASE("softmax_s8_ref: TFLite's int8 softmax, every byte, double rounding") {
+EMHA_TEST_CASE("softmax_s8_ref and softmax_s8_row: TFLite's int8 softmax, every byte, double rounding") {
   check_all<Rounding::double_rounding>(fx::double_rounding);
 }
 
-EMHA_TEST_CASE("softmax_s8_ref: TFLite's int8 softmax, every byte, single rounding") {
+EMHA_TEST_CASE("softmax_s8_ref and softmax_s8_row: TFLite's int8 softmax, every byte, single rounding") {
   check_all<Rounding::single_rounding>(fx::single_rounding);
 }
 

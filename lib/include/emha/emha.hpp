@@ -14,6 +14,7 @@
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
 #include "emha/kernels/quant.hpp"
+#include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/rope.hpp"
 #include "emha/kernels/sinusoidal.hpp"
 #include "emha/kernels/softmax.hpp"

@@ -2,13 +2,15 @@
 // The full-integer layer's pass (emha/attention/mha_s8.hpp), one sequence at a time:
 //   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED);
 //      K's row sums per head and V^T's row sums, which carry the zero points below.
-//   2. Per query row and head: the row's int32 Q K^T sums over its keys up to the last unmasked
-//      one, requantized to int8 scores; the unmasked ones packed and put through TFLite's softmax
-//      (softmax_s8_ref), the masked ones -128; then P V over every key (a masked key's
-//      probability is -128, whose weight (p + 128) is 0) into the context row.
+//   2. Per query row and head: the row's int32 Q K^T sums over the keys the causal mask leaves,
+//      requantized to int8 scores; the unmasked ones (packed when other masks are given) put
+//      through TFLite's softmax (softmax_s8_row: the reference's bytes, its exps from the layer's
+//      table), the masked ones -128; then P V over every key (a masked key's probability is
+//      -128, whose weight p + 128 is 0) into the context row.
 //   3. out = FULLY_CONNECTED(context), written in the caller's layout.
-// Zero points leave the inner products: gemm_s8 (the kernel list's, or its reference) sums raw
-// int8 products and each zero point comes back through a row sum,
+// forward_reference() runs the kernels' references (gemm_s8_ref, requantize_s8_ref, softmax_s8_ref).
+// Zero points leave the inner products: gemm_s8 sums raw int8 products and each zero point comes
+// back through a row sum,
 //   sum_d (q - z_Q)(k - z_K) = sum q k - z_K sum q - z_Q sum k + d_k z_Q z_K
 //   sum_j (p + 128)(v - z_V) = sum p v + 128 sum v - z_V (sum p + 128 S_kv),
 // the int32 values TFLite's loops compute (combined modulo 2^32: the parts may overflow where the
@@ -20,7 +22,9 @@
 #include "attention/return_on_error.hpp"
 #include "emha/kernels/gemm_s8.hpp"
 #include "emha/kernels/gemm_s8_ref.hpp"
-#include "emha/kernels/matmul_s8_ref.hpp"
+#include "emha/kernels/requantize_s8.hpp"
+#include "emha/kernels/requantize_s8_ref.hpp"
+#include "emha/kernels/softmax_s8.hpp"
 #include "emha/kernels/softmax_s8_ref.hpp"
 
 namespace emha::detail {
@@ -35,14 +39,29 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std
     emha::gemm_s8(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+// y[j * ldy] = requantize_s8(acc[j] + bias[j]) (emha/kernels/requantize_s8.hpp), or its reference.
+template <Rounding R, bool Reference>
+void requant(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
+             std::size_t q_step, std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
+  if constexpr (Reference)
+    requantize_s8_ref(n, acc, bias, q, q_step, R, zero_point, y, ldy);
+  else
+    emha::requantize_s8(n, acc, bias, q, q_step, R, zero_point, y, ldy);
+}
+
+// TFLite's softmax of one row of n scores (in place allowed): the table's, or the reference's.
+template <Rounding R, bool Reference>
+void softmax(std::size_t n, const std::int8_t* x, const MhaS8Weights& w, const SoftmaxS8Table& table,
+             std::int8_t* y) noexcept {
+  if constexpr (Reference)
+    softmax_s8_ref<R>(1, n, x, n, w.softmax, y, n);
+  else
+    softmax_s8_row(n, x, table, y);
+}
+
 // a + b + ... modulo 2^32 (no signed overflow where the total is in range).
 constexpr std::int32_t wrap_sum(std::uint32_t a, std::uint32_t b, std::uint32_t c = 0, std::uint32_t d = 0) noexcept {
   return static_cast<std::int32_t>(a + b + c + d);
-}
-
-template <Rounding R>
-std::int8_t requant_s8(std::int32_t acc, QuantizedMultiplier q, std::int32_t zero_point) noexcept {
-  return saturate_s8(requantize<R>(acc, q) + zero_point);
 }
 
 // One sequence's rows of a [B, S, dim] or [S, B, dim] tensor: row i at p + i * ld.
@@ -62,15 +81,19 @@ void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const Pro
              std::int32_t zero_point, std::int32_t* sums, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept {
   for (std::size_t i = 0; i < m; ++i) {
     gemm<Reference>(1, rows, in, x.p + i * x.ld, x.ld, p.weight.data, in, sums, rows);
-    for (std::size_t j = 0; j < rows; ++j)
-      y[i * y_row + j * y_col] = requant_s8<R>(wrap_sum(sums[j], p.bias.data[j]), p.multiplier.data[j], zero_point);
+    requant<R, Reference>(rows, sums, p.bias.data, p.multiplier.data, 1, zero_point, y + i * y_row, y_col);
   }
 }
 
-// Whether key j is masked for query i of head h in sequence b (the float layer's masks).
+// Whether a mask other than the causal one is given (the causal one only shortens the row).
+bool key_masks(const AttentionMasks& m) noexcept {
+  return m.key_ignored.data || m.key_lengths.data || m.attn_masked.data || m.attend.data;
+}
+
+// Whether key j is masked for query i of head h in sequence b by a mask other than the causal one
+// (the float layer's masks).
 bool masked(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m, std::size_t b, std::size_t h,
             std::size_t i, std::size_t j) noexcept {
-  if (m.causal && j > i && j - i > m.causal_offset) return true;
   if (m.key_ignored.data && m.key_ignored.data[b * sh.seq_kv + j]) return true;
   if (m.key_lengths.data && j >= m.key_lengths.data[b]) return true;
   if (m.attn_masked.data) {
@@ -113,49 +136,53 @@ Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
 // Step 2 for query row i of head h (K/V head g): its context row, and its probabilities to `p_out`
 // when asked.
 template <Rounding R, bool Reference>
-void attend_row(const MhaDims& d, const MhaS8Weights& w, const AttentionShape& sh, const AttentionMasks& m,
-                const Buffers& buf, std::size_t b, std::size_t h, std::size_t i, std::int8_t* p_out) noexcept {
+void attend_row(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, const AttentionShape& sh,
+                const AttentionMasks& m, const Buffers& buf, std::size_t b, std::size_t h, std::size_t i,
+                std::int8_t* p_out) noexcept {
   const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim();
   const std::int8_t* q = buf.q + i * d.q_dim() + h * dk;
-  std::size_t used = 0;  // keys up to the last unmasked one
-  for (std::size_t j = 0; j < skv; ++j) {
-    buf.keep[j] = !masked(d, sh, m, b, h, i, j);
-    if (buf.keep[j]) used = j + 1;
-  }
+  // Keys 0 .. used - 1 can be unmasked: the causal mask keeps j <= i + causal_offset.
+  std::size_t used = skv;
+  if (m.causal && m.causal_offset < skv && i + m.causal_offset + 1 < skv) used = i + m.causal_offset + 1;
   std::int32_t q_sum = 0;
   for (std::size_t c = 0; c < dk; ++c) q_sum += q[c];
   gemm<Reference>(1, used, dk, q, dk, buf.k + g * dk, kv, buf.sums, used);
   const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
-  const std::uint32_t zz = std::uint32_t(dk) * zq * zk;
-  std::size_t n = 0;
+  const std::uint32_t zz = std::uint32_t(dk) * zq * zk - zk * std::uint32_t(q_sum);
+  const std::int32_t* k_sums = buf.k_sums + g;
   for (std::size_t j = 0; j < used; ++j)
-    if (buf.keep[j]) {
-      const std::int32_t acc = wrap_sum(buf.sums[j], 0u - zk * std::uint32_t(q_sum),
-                                        0u - zq * std::uint32_t(buf.k_sums[j * d.kv_heads + g]), zz);
-      buf.scores[n++] = requant_s8<R>(acc, w.scores, w.zero_point_scores);
+    buf.sums[j] = wrap_sum(buf.sums[j], zz, 0u - zq * std::uint32_t(k_sums[j * d.kv_heads]));
+  requant<R, Reference>(used, buf.sums, nullptr, &w.scores, 0, w.zero_point_scores, buf.scores, 1);
+  if (!key_masks(m)) {
+    softmax<R, Reference>(used, buf.scores, w, table, buf.row);
+  } else {  // TFLite's softmax of the unmasked scores, packed; the masked ones -128
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < used; ++j) {
+      buf.keep[j] = !masked(d, sh, m, b, h, i, j);
+      if (buf.keep[j]) buf.probs[n++] = buf.scores[j];
     }
-  if (n > 0) softmax_s8_ref<R>(1, n, buf.scores, n, w.softmax, buf.probs, n);
-  std::int32_t p_sum = 0;
-  for (std::size_t j = 0, at = 0; j < skv; ++j) {
-    buf.row[j] = j < used && buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
-    p_sum += buf.row[j];
+    if (n > 0) softmax<R, Reference>(n, buf.probs, w, table, buf.probs);
+    for (std::size_t j = 0, at = 0; j < used; ++j) buf.row[j] = buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
   }
+  std::int32_t p_sum = 0;
+  for (std::size_t j = used; j < skv; ++j) buf.row[j] = INT8_MIN;
+  for (std::size_t j = 0; j < skv; ++j) p_sum += buf.row[j];
   if (p_out)
     for (std::size_t j = 0; j < skv; ++j) p_out[j] = buf.row[j];
   gemm<Reference>(1, dk, skv, buf.row, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
   const auto zv = std::uint32_t(w.zero_point_v);
   const std::uint32_t weights = std::uint32_t(p_sum) + 128u * std::uint32_t(skv);  // sum (p + 128)
   std::int8_t* ctx = buf.context + i * d.q_dim() + h * dk;
-  for (std::size_t c = 0; c < dk; ++c) {
-    const std::int32_t acc = wrap_sum(buf.sums[c], 128u * std::uint32_t(buf.v_sums[g * dk + c]), 0u - zv * weights);
-    ctx[c] = requant_s8<R>(acc, w.context, w.zero_point_context);
-  }
+  for (std::size_t c = 0; c < dk; ++c)
+    buf.sums[c] = wrap_sum(buf.sums[c], 128u * std::uint32_t(buf.v_sums[g * dk + c]), 0u - zv * weights);
+  requant<R, Reference>(dk, buf.sums, nullptr, &w.context, 0, w.zero_point_context, ctx, 1);
 }
 
 }  // namespace
 
 template <Rounding R, bool Reference>
-Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, ArenaRef& arena, const AttentionShape& sh,
+Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
+                      const AttentionShape& sh,
                       Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
                       Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
   EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
@@ -184,7 +211,7 @@ Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, ArenaRef& arena, 
     for (std::size_t h = 0; h < d.heads; ++h)
       for (std::size_t i = 0; i < sq; ++i) {
         std::int8_t* p = o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i) * skv : nullptr;
-        attend_row<R, Reference>(d, w, sh, o.masks, buf, b, h, i, p);
+        attend_row<R, Reference>(d, w, table, sh, o.masks, buf, b, h, i, p);
       }
     const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
     project<R, Reference>(sq, d.q_dim(), Rows<const std::int8_t>{buf.context, d.q_dim()}, w.out, d.d_model,
@@ -194,7 +221,8 @@ Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, ArenaRef& arena, 
 }
 
 #define EMHA_S8_FORWARD(R, Ref)                                                                                    \
-  template Status mha_s8_forward<R, Ref>(const MhaDims&, const MhaS8Weights&, ArenaRef&, const AttentionShape&,  \
+  template Status mha_s8_forward<R, Ref>(const MhaDims&, const MhaS8Weights&, const SoftmaxS8Table&, ArenaRef&, \
+                                         const AttentionShape&,                                                  \
                                          Span<const std::int8_t>, Span<const std::int8_t>, Span<const std::int8_t>, \
                                          Span<std::int8_t>, const ForwardOptionsS8&) noexcept;
 EMHA_S8_FORWARD(Rounding::double_rounding, false)

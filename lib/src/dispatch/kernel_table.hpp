@@ -9,6 +9,7 @@
 #include "emha/detail/mha_plan.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/gemm_s8.hpp"
+#include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/gemm_w8a32.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"

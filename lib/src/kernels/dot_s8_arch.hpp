@@ -124,9 +124,9 @@ struct DotS8 {
   static in load(const std::int8_t* p) noexcept {
     std::uint32_t w;
     std::memcpy(&w, p, sizeof w);
-    const auto x = static_cast<int8x4_t>(w);
-    const auto r = static_cast<int8x4_t>((w >> 8) | (w << 24));  // ROR #8
-    return {__sxtb16(x), __sxtb16(r)};
+    int16x2_t odd;  // SXTB16 with its ROR #8: GCC 12 does not fold __sxtb16(__ror(w, 8)) into one
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(odd) : "r"(w));
+    return {__sxtb16(static_cast<int8x4_t>(w)), odd};
   }
   static acc madd(acc s, in a, in b) noexcept { return __smlad(a.odd, b.odd, __smlad(a.even, b.even, s)); }
   static std::int32_t sum(acc s) noexcept { return s; }

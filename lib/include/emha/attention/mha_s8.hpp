@@ -56,6 +56,7 @@ class MultiHeadAttention<Config, Own, Arithmetic::s8> : public detail::LayerAren
     const Status s = detail::mha_s8_check_weights(dims, w);
     if (s == Status::ok) {
       weights_ = w;
+      softmax_s8_table<Config::rounding>(w.softmax, softmax_table_);
       has_weights_ = true;
     }
     return s;
@@ -75,21 +76,22 @@ class MultiHeadAttention<Config, Own, Arithmetic::s8> : public detail::LayerAren
   Status forward(const AttentionShape& shape, Span<const std::int8_t> query, Span<const std::int8_t> key,
                  Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_s8_forward<Config::rounding, false>(dims, weights_, this->scratch_.get(), shape, query, key, value,
+    return detail::mha_s8_forward<Config::rounding, false>(dims, weights_, softmax_table_, this->scratch_.get(), shape, query, key, value,
                                                            out, options);
   }
-  // forward() on the scalar reference kernels (gemm_s8_ref): the same bytes, slower.
+  // forward() on the scalar reference kernels (gemm_s8_ref, softmax_s8_ref): the same bytes, slower.
   Status forward_reference(const AttentionShape& shape, Span<const std::int8_t> query, Span<const std::int8_t> key,
                            Span<const std::int8_t> value, Span<std::int8_t> out,
                            const ForwardOptionsS8& options = {}) noexcept {
     if (!has_weights_) return Status::invalid_argument;
-    return detail::mha_s8_forward<Config::rounding, true>(dims, weights_, this->scratch_.get(), shape, query, key, value,
+    return detail::mha_s8_forward<Config::rounding, true>(dims, weights_, softmax_table_, this->scratch_.get(), shape, query, key, value,
                                                           out, options);
   }
 
 
  private:
   MhaS8Weights weights_{};
+  SoftmaxS8Table softmax_table_{};  // the softmax's exps (softmax_s8.hpp), made by set_weights()
   bool has_weights_ = false;
 };
 

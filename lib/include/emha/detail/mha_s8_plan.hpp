@@ -11,6 +11,7 @@
 #include "emha/attention/options_s8.hpp"
 #include "emha/detail/config_check.hpp"
 #include "emha/detail/mha_plan.hpp"
+#include "emha/kernels/softmax_s8.hpp"
 #include "emha/status.hpp"
 
 namespace emha::detail {
@@ -63,9 +64,11 @@ constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
 // ok, or null_pointer / size_mismatch / invalid_argument (mha_s8.hpp's set_weights).
 Status mha_s8_check_weights(const MhaDims& d, const MhaS8Weights& w) noexcept;
 
-// forward(): the whole pass, requantizing with rounding R, on gemm_s8 or (Reference) gemm_s8_ref.
+// forward(): the whole pass, requantizing with rounding R, on gemm_s8 or (Reference) gemm_s8_ref;
+// `table` is softmax_s8_table<R>(w.softmax).
 template <Rounding R, bool Reference>
-Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, ArenaRef& arena, const AttentionShape& shape,
+Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
+                      const AttentionShape& shape,
                       Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
                       Span<std::int8_t> out, const ForwardOptionsS8& options) noexcept;
 

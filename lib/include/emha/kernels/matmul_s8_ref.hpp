@@ -11,14 +11,9 @@
 #include <cstdint>
 
 #include "emha/kernels/requant.hpp"
+#include "emha/kernels/requantize_s8_ref.hpp"
 
 namespace emha {
-
-namespace detail {
-inline std::int8_t saturate_s8(std::int32_t v) noexcept {
-  return static_cast<std::int8_t>(v > INT8_MAX ? INT8_MAX : v < INT8_MIN ? INT8_MIN : v);
-}
-}  // namespace detail
 
 // y [m x n] = x [m x k] W^T (W [n x k]: PyTorch's [out, in]) + bias, requantized per output channel
 // j by q[j] (TFLite's FullyConnectedPerChannel; bias int32 or null).

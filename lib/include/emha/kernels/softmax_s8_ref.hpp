@@ -18,6 +18,7 @@
 
 #include "emha/kernels/fixed_point.hpp"
 #include "emha/kernels/requant.hpp"
+#include "emha/kernels/requantize_s8_ref.hpp"
 
 namespace emha {
 
@@ -27,20 +28,31 @@ struct SoftmaxS8Params {
   std::int32_t diff_min = 0;          // <= 0: differences below it give probability 0
 };
 
+namespace detail {
+// d * the real multiplier in Q5.26 (TFLite's MultiplyByQuantizedMultiplierGreaterThanOne), for a
+// difference d = x - max(row) <= 0.
+template <Rounding R>
+constexpr std::int32_t softmax_s8_scaled(std::int32_t d, const SoftmaxS8Params& p) noexcept {
+  if constexpr (R == Rounding::single_rounding) {
+    return requantize<Rounding::single_rounding>(d, QuantizedMultiplier{p.input_multiplier, p.input_left_shift});
+  } else {
+    const auto shifted = static_cast<std::int32_t>(static_cast<std::uint32_t>(d) << p.input_left_shift);
+    return saturating_rounding_doubling_high_mul(shifted, p.input_multiplier);
+  }
+}
+inline constexpr int softmax_s8_diff_bits = 5, softmax_s8_sum_bits = 12;  // Q5.26 differences, Q12.19 sums
+
+// One output byte: exp e (Q0.31) times the reciprocal of the row's sum, rounded to 1/256, - 128.
+inline std::int8_t softmax_s8_output(std::int32_t e, std::int32_t inverse, int exponent) noexcept {
+  return saturate_s8(rounding_divide_by_pot(fixed_point::mul(inverse, e), exponent) + INT8_MIN);
+}
+}  // namespace detail
+
 // y[i][j] = TFLite's int8 softmax of row i of x (rows x cols, row strides ldx and ldy).
 template <Rounding R = Rounding::double_rounding>
 void softmax_s8_ref(std::size_t rows, std::size_t cols, const std::int8_t* x, std::size_t ldx,
                     const SoftmaxS8Params& p, std::int8_t* y, std::size_t ldy) noexcept {
-  constexpr int diff_bits = 5, sum_bits = 12;  // Q5.26 differences, Q12.19 sum of exps
-  // d * real multiplier in Q5.26 (TFLite's MultiplyByQuantizedMultiplierGreaterThanOne).
-  const auto scaled = [&p](std::int32_t d) {
-    if constexpr (R == Rounding::single_rounding) {
-      return requantize<Rounding::single_rounding>(d, QuantizedMultiplier{p.input_multiplier, p.input_left_shift});
-    } else {
-      const auto shifted = static_cast<std::int32_t>(static_cast<std::uint32_t>(d) << p.input_left_shift);
-      return saturating_rounding_doubling_high_mul(shifted, p.input_multiplier);
-    }
-  };
+  constexpr int diff_bits = detail::softmax_s8_diff_bits, sum_bits = detail::softmax_s8_sum_bits;
   for (std::size_t i = 0; i < rows; ++i) {
     const std::int8_t* xr = x + i * ldx;
     std::int8_t* yr = y + i * ldy;
@@ -50,20 +62,18 @@ void softmax_s8_ref(std::size_t rows, std::size_t cols, const std::int8_t* x, st
     for (std::size_t j = 0; j < cols; ++j) {
       const std::int32_t d = xr[j] - max;
       if (d >= p.diff_min)
-        sum += fixed_point::rescale<0, sum_bits>(fixed_point::exp_on_negative_values<diff_bits>(scaled(d)));
+        sum += fixed_point::rescale<0, sum_bits>(
+            fixed_point::exp_on_negative_values<diff_bits>(detail::softmax_s8_scaled<R>(d, p)));
     }
     int bits_over_unit = 0;
     const std::int32_t inverse = fixed_point::reciprocal<sum_bits>(sum, bits_over_unit);
     const int exponent = bits_over_unit + 31 - 8;  // [0, 31]: the sum is at least 1
     for (std::size_t j = 0; j < cols; ++j) {
       const std::int32_t d = xr[j] - max;
-      std::int32_t out = INT8_MIN;
-      if (d >= p.diff_min) {
-        const std::int32_t e = fixed_point::exp_on_negative_values<diff_bits>(scaled(d));
-        out = rounding_divide_by_pot(fixed_point::mul(inverse, e), exponent) + INT8_MIN;
-        out = out > INT8_MAX ? INT8_MAX : out < INT8_MIN ? INT8_MIN : out;
-      }
-      yr[j] = static_cast<std::int8_t>(out);
+      yr[j] = d >= p.diff_min ? detail::softmax_s8_output(
+                                    fixed_point::exp_on_negative_values<diff_bits>(detail::softmax_s8_scaled<R>(d, p)),
+                                    inverse, exponent)
+                              : std::int8_t(INT8_MIN);
     }
   }
 }
