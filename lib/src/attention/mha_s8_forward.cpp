@@ -75,13 +75,17 @@ Rows<T> rows_of(T* base, const AttentionShape& sh, std::size_t b, std::size_t se
   return sh.layout == Layout::batch_first ? Rows<T>{base + b * seq * dim, dim} : Rows<T>{base + b * dim, sh.batch * dim};
 }
 
-// y[i * y_row + j * y_col] = FULLY_CONNECTED(x row i)[j], for m rows of `in` int8 into p's rows.
+// y[i * y_row + j * y_col] = FULLY_CONNECTED(x row i)[j], for m rows of `in` int8 into p's rows,
+// mha_s8_project_rows rows per gemm_s8 (sums holds that many rows of sums).
 template <Rounding R, bool Reference>
 void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const ProjectionS8& p, std::size_t rows,
              std::int32_t zero_point, std::int32_t* sums, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept {
-  for (std::size_t i = 0; i < m; ++i) {
-    gemm<Reference>(1, rows, in, x.p + i * x.ld, x.ld, p.weight.data, in, sums, rows);
-    requant<R, Reference>(rows, sums, p.bias.data, p.multiplier.data, 1, zero_point, y + i * y_row, y_col);
+  for (std::size_t i = 0; i < m; i += mha_s8_project_rows) {
+    const std::size_t block = m - i < mha_s8_project_rows ? m - i : mha_s8_project_rows;
+    gemm<Reference>(block, rows, in, x.p + i * x.ld, x.ld, p.weight.data, in, sums, rows);
+    for (std::size_t r = 0; r < block; ++r)
+      requant<R, Reference>(rows, sums + r * rows, p.bias.data, p.multiplier.data, 1, zero_point,
+                            y + (i + r) * y_row, y_col);
   }
 }
 

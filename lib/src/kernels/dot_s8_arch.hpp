@@ -5,6 +5,8 @@
 //   DotS8::load(p)        `step` int8 at p (any alignment) in the form madd takes
 //   DotS8::madd(s, a, b)  s + the products a[i] * b[i], pairwise into int32 lanes
 //   DotS8::sum(s)         the lanes' total
+//   DotS8::rows           rows of a gemm_s8 blocks together (2 where the registers hold 2 x 4
+//                         accumulators and the operands; 1 on Cortex-M and the scalar path)
 // One struct per target, chosen by the compiler's feature macros:
 //   x86 AVX-512BW / AVX2 / SSE2   sign-extend to int16, VPMADDWD (32 / 16 / 8 per step)
 //   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
@@ -35,16 +37,27 @@ inline namespace EMHA_ISA {
 
 #if EMHA_SIMD && defined(__AVX512BW__)
 struct DotS8 {
+  static constexpr std::size_t rows = 2;
   static constexpr std::size_t step = 32;
   using in = __m512i;
   using acc = __m512i;
   static acc zero() noexcept { return _mm512_setzero_si512(); }
   static in load(const std::int8_t* p) noexcept { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static acc madd(acc s, in a, in b) noexcept { return _mm512_add_epi32(s, _mm512_madd_epi16(a, b)); }
-  static std::int32_t sum(acc s) noexcept { return _mm512_reduce_add_epi32(s); }
+  static std::int32_t sum(acc s) noexcept {  // halves by __builtin_shufflevector: GCC 12 flags
+    const __v16si v = reinterpret_cast<__v16si>(s);  // _mm512_reduce_add_epi32's own extract (-Werror)
+    const auto lo = reinterpret_cast<__m256i>(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7));
+    const auto hi = reinterpret_cast<__m256i>(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+    const __m256i h = _mm256_add_epi32(lo, hi);
+    __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
+    return _mm_cvtsi128_si32(q);
+  }
 };
 #elif EMHA_SIMD && defined(__AVX2__)
 struct DotS8 {
+  static constexpr std::size_t rows = 2;
   static constexpr std::size_t step = 16;
   using in = __m256i;
   using acc = __m256i;
@@ -60,6 +73,7 @@ struct DotS8 {
 };
 #elif EMHA_SIMD && defined(__SSE2__)
 struct DotS8 {
+  static constexpr std::size_t rows = 2;
   static constexpr std::size_t step = 8;
   using in = __m128i;
   using acc = __m128i;
@@ -77,6 +91,7 @@ struct DotS8 {
 };
 #elif EMHA_SIMD && (defined(__ARM_NEON) || defined(__ARM_NEON__))
 struct DotS8 {
+  static constexpr std::size_t rows = 2;
   static constexpr std::size_t step = 16;
   using in = int8x16_t;
   using acc = int32x4_t;
@@ -101,6 +116,7 @@ struct DotS8 {
 };
 #elif EMHA_SIMD && defined(EMHA_SIMD_MVE)
 struct DotS8 {
+  static constexpr std::size_t rows = 1;
   static constexpr std::size_t step = 16;
   using in = int8x16_t;
   using acc = std::int32_t;
@@ -115,6 +131,7 @@ struct DotS8 {
 };
 #elif EMHA_SIMD && defined(__ARM_FEATURE_DSP)
 struct DotS8 {
+  static constexpr std::size_t rows = 1;
   static constexpr std::size_t step = 4;
   struct in {
     int16x2_t even, odd;  // bytes 0 and 2, bytes 1 and 3, sign-extended
@@ -133,6 +150,7 @@ struct DotS8 {
 };
 #else
 struct DotS8 {
+  static constexpr std::size_t rows = 1;
   static constexpr std::size_t step = 1;
   using in = std::int32_t;
   using acc = std::int32_t;

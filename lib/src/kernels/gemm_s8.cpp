@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// gemm_s8 (emha/kernels/gemm_s8.hpp): four rows of b share each step's load of a's row, their
-// sums in four accumulators (DotS8, dot_s8_arch.hpp); k's tail past the last whole step and n's
-// past the last four rows are scalar. Integer sums: the reference's values on every variant.
+// gemm_s8 (emha/kernels/gemm_s8.hpp): blocks of DotS8::rows rows of a (dot_s8_arch.hpp) times four
+// rows of b, every step's loads shared across the block, its sums in rows x 4 accumulators; k's
+// tail past the last whole step, n's past the last four rows and m's past the last block are the
+// same loops with fewer rows. Integer sums: the reference's values on every variant.
 
 #include "emha/kernels/gemm_s8.hpp"
 #include "isa_kernels.hpp"
@@ -12,6 +13,8 @@ inline namespace EMHA_ISA {
 
 namespace {
 
+using D = DotS8;
+
 // a[p] * b[p] for p in [from, k).
 inline std::int32_t tail(std::size_t from, std::size_t k, const std::int8_t* a, const std::int8_t* b) noexcept {
   std::int32_t s = 0;
@@ -19,37 +22,42 @@ inline std::int32_t tail(std::size_t from, std::size_t k, const std::int8_t* a, 
   return s;
 }
 
+// c[r][j] for R rows of a (stride lda) and C rows of b (stride ldb), c's rows ldc apart.
+template <std::size_t R, std::size_t C>
+inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
+                  std::int32_t* c, std::size_t ldc) noexcept {
+  const std::size_t kv = k - k % D::step;  // elements the vector steps cover
+  D::acc s[R][C];
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t j = 0; j < C; ++j) s[r][j] = D::zero();
+  for (std::size_t p = 0; p < kv; p += D::step) {
+    D::in x[R];
+    for (std::size_t r = 0; r < R; ++r) x[r] = D::load(a + r * lda + p);
+    for (std::size_t j = 0; j < C; ++j) {
+      const D::in y = D::load(b + j * ldb + p);
+      for (std::size_t r = 0; r < R; ++r) s[r][j] = D::madd(s[r][j], x[r], y);
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t j = 0; j < C; ++j) c[r * ldc + j] = D::sum(s[r][j]) + tail(kv, k, a + r * lda, b + j * ldb);
+}
+
+// R rows of a against every row of b.
+template <std::size_t R>
+inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
+                 std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) block<R, 4>(k, a, lda, b + j * ldb, ldb, c + j, ldc);
+  for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, c + j, ldc);
+}
+
 }  // namespace
 
 void gemm_s8(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
              const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
-  using D = DotS8;
-  const std::size_t kv = k - k % D::step;  // elements the vector steps cover
-  for (std::size_t i = 0; i < m; ++i, a += lda, c += ldc) {
-    std::size_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-      const std::int8_t* b0 = b + j * ldb;
-      const std::int8_t *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-      D::acc s0 = D::zero(), s1 = D::zero(), s2 = D::zero(), s3 = D::zero();
-      for (std::size_t p = 0; p < kv; p += D::step) {
-        const D::in x = D::load(a + p);
-        s0 = D::madd(s0, x, D::load(b0 + p));
-        s1 = D::madd(s1, x, D::load(b1 + p));
-        s2 = D::madd(s2, x, D::load(b2 + p));
-        s3 = D::madd(s3, x, D::load(b3 + p));
-      }
-      c[j] = D::sum(s0) + tail(kv, k, a, b0);
-      c[j + 1] = D::sum(s1) + tail(kv, k, a, b1);
-      c[j + 2] = D::sum(s2) + tail(kv, k, a, b2);
-      c[j + 3] = D::sum(s3) + tail(kv, k, a, b3);
-    }
-    for (; j < n; ++j) {
-      const std::int8_t* bj = b + j * ldb;
-      D::acc s = D::zero();
-      for (std::size_t p = 0; p < kv; p += D::step) s = D::madd(s, D::load(a + p), D::load(bj + p));
-      c[j] = D::sum(s) + tail(kv, k, a, bj);
-    }
-  }
+  std::size_t i = 0;
+  for (; i + D::rows <= m; i += D::rows) rows<D::rows>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  for (; i < m; ++i) rows<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
 }
 
 }  // namespace EMHA_ISA

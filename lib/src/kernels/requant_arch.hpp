@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Double-rounding requantization of four int32 lanes for requantize_s8 (requantize_s8.cpp), where
-// the target has 32-bit integer vectors with a rounding doubling multiply-high:
-//   x << max(shift, 0); VQRDMULH by the multiplier (gemmlowp's SaturatingRoundingDoublingHighMul,
-//   which is that instruction); the rounding divide by 2^max(-shift, 0) as gemmlowp's NEON one
-//   (x - 1 where x < 0 and the shift is not 0, saturating, then VRSHL: half away from zero);
-//   + zero point, clamped to int8.
-// Requant4::lanes is 4 on NEON (aarch64, armv7) and Helium, 0 elsewhere (the scalar loop runs).
+// Double-rounding requantization of a vector of int32 lanes for requantize_s8 (requantize_s8.cpp):
+//   NEON (aarch64, armv7) and Helium, 4 lanes: x << max(shift, 0); VQRDMULH by the multiplier
+//   (gemmlowp's SaturatingRoundingDoublingHighMul, which is that instruction); the rounding
+//   divide by 2^max(-shift, 0) as gemmlowp's NEON one (x - 1 where x < 0 and the shift is not 0,
+//   saturating, then VRSHL: half away from zero); + zero point, clamped to int8.
+//   x86 AVX2 (and the AVX-512 variant), 8 lanes: the reference's steps per lane, the 64-bit
+//   products from VPMULDQ on even and odd lanes (the multipliers are >= 0: set_weights and the
+//   kernel's contract keep them in [0, 2^31), so the product never saturates).
+// RequantLanes::lanes is 0 elsewhere (SSE2, Cortex-M4/M7, armv6: the scalar loop runs).
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +17,9 @@
 #include "emha/kernels/requant.hpp"
 #include "simd_arch.hpp"
 
-#if EMHA_SIMD && (defined(__ARM_NEON) || defined(__ARM_NEON__))
+#if EMHA_SIMD && defined(__AVX2__)
+#include <immintrin.h>
+#elif EMHA_SIMD && (defined(__ARM_NEON) || defined(__ARM_NEON__))
 #include <arm_neon.h>
 #elif EMHA_SIMD && defined(EMHA_SIMD_MVE)
 #include <arm_mve.h>
@@ -24,8 +28,55 @@
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-#if EMHA_SIMD && ((defined(__ARM_NEON) || defined(__ARM_NEON__)) || defined(EMHA_SIMD_MVE))
-struct Requant4 {
+#if EMHA_SIMD && defined(__AVX2__)
+struct RequantLanes {
+  static constexpr std::size_t lanes = 8;
+  static __m256i run(const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
+                     std::size_t step, std::int32_t zero_point) noexcept {
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc));
+    if (bias) x = _mm256_add_epi32(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)));
+    __m256i m, shift;
+    if (step) {  // {multiplier, shift} pairs: even and odd int32 of two vectors
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4));
+      const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+      const __m256i pa = _mm256_permutevar8x32_epi32(a, order), pb = _mm256_permutevar8x32_epi32(b, order);
+      m = _mm256_permute2x128_si256(pa, pb, 0x20);
+      shift = _mm256_permute2x128_si256(pa, pb, 0x31);
+    } else {
+      m = _mm256_set1_epi32(q->multiplier);
+      shift = _mm256_set1_epi32(q->shift);
+    }
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+    const __m256i left = _mm256_max_epi32(shift, zero), right = _mm256_sub_epi32(zero, _mm256_min_epi32(shift, zero));
+    x = _mm256_sllv_epi32(x, left);  // modulo 2^32, as the reference
+    // (x * m + 2^30) >> 31 per lane: bits 31..62 of the 64-bit sum, from even and odd lanes.
+    const __m256i nudge = _mm256_set1_epi64x(std::int64_t(1) << 30);
+    const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, m), nudge), 31);
+    const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), nudge);
+    x = _mm256_blend_epi32(even, _mm256_slli_epi64(_mm256_srli_epi64(odd, 31), 32), 0xaa);
+    // round(x / 2^right), half away from zero: (x >> right) + (remainder > threshold).
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i remainder = _mm256_and_si256(x, mask);
+    const __m256i threshold = _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_cmpgt_epi32(zero, x));
+    x = _mm256_sub_epi32(_mm256_srav_epi32(x, right), _mm256_cmpgt_epi32(remainder, threshold));
+    return _mm256_add_epi32(x, _mm256_set1_epi32(zero_point));
+  }
+  // The eight lanes saturated to int8 (two saturating packs keep their order) to y[i * ldy].
+  static void store(__m256i v, std::int8_t* y, std::size_t ldy) noexcept {
+    const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    const __m128i b = _mm_packs_epi16(h, h);
+    if (ldy == 1) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y), b);
+    } else {
+      alignas(16) std::int8_t lane[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(lane), b);
+      for (std::size_t i = 0; i < 8; ++i) y[i * ldy] = lane[i];
+    }
+  }
+};
+#elif EMHA_SIMD && ((defined(__ARM_NEON) || defined(__ARM_NEON__)) || defined(EMHA_SIMD_MVE))
+struct RequantLanes {
   static constexpr std::size_t lanes = 4;
   // Four outputs of acc[0..3] + bias[0..3] (bias may be null) with multipliers q[0], q[step], ...
   // (step 0 or 1), as int32 lanes in [-128, 127].
@@ -50,14 +101,34 @@ struct Requant4 {
     x = vaddq_s32(x, vdupq_n_s32(zero_point));
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(INT8_MIN)), vdupq_n_s32(INT8_MAX));
   }
+  // The four lanes' low bytes to y[0], y[ldy], y[2 ldy], y[3 ldy].
+#if defined(EMHA_SIMD_MVE)
   static void store(int32x4_t v, std::int8_t* y, std::size_t ldy) noexcept {
-    std::int32_t lane[4];
-    vst1q_s32(lane, v);
-    for (std::size_t i = 0; i < 4; ++i) y[i * ldy] = static_cast<std::int8_t>(lane[i]);
+    if (ldy == 1) {
+      vstrbq_s32(y, v);  // VSTRB.32: one narrowing store
+    } else {
+      const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), std::uint32_t(ldy));
+      vstrbq_scatter_offset_s32(y, offsets, v);
+    }
   }
+#else
+  static void store(int32x4_t v, std::int8_t* y, std::size_t ldy) noexcept {
+    const int16x4_t h = vmovn_s32(v);
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    if (ldy == 1) {
+      const std::uint32_t w = vget_lane_u32(vreinterpret_u32_s8(b), 0);
+      std::memcpy(y, &w, sizeof w);
+    } else {
+      y[0] = vget_lane_s8(b, 0);
+      y[ldy] = vget_lane_s8(b, 1);
+      y[2 * ldy] = vget_lane_s8(b, 2);
+      y[3 * ldy] = vget_lane_s8(b, 3);
+    }
+  }
+#endif
 };
 #else
-struct Requant4 {
+struct RequantLanes {
   static constexpr std::size_t lanes = 0;
 };
 #endif

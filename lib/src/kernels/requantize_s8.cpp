@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// requantize_s8 (emha/kernels/requantize_s8.hpp): double rounding four lanes at a time where the
-// target has Requant4 (requant_arch.hpp), the reference's scalar loop for the rest and for single
+// requantize_s8 (emha/kernels/requantize_s8.hpp): double rounding a vector of lanes at a time
+// where the target has RequantLanes (requant_arch.hpp), the reference's scalar loop for the rest and for single
 // rounding. Integer arithmetic: the same bytes either way.
 
 #include "emha/kernels/requantize_s8.hpp"
@@ -12,8 +12,8 @@ namespace emha::detail {
 inline namespace EMHA_ISA {
 
 namespace {
-// The outputs the vector lanes cover (double rounding), returning how many; 0 without Requant4.
-template <class V = Requant4>
+// The outputs the vector lanes cover (double rounding), returning how many; 0 without RequantLanes.
+template <class V = RequantLanes>
 std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
                         const QuantizedMultiplier* q, std::size_t q_step, std::int32_t zero_point, std::int8_t* y,
                         std::size_t ldy) noexcept {

@@ -41,16 +41,18 @@ constexpr MhaDims checked_dims_s8() noexcept {
 
 // The arena of one forward(), per sequence (reused across the batch):
 //   Q [S_q x q_dim], K [S_kv x kv_dim], V^T [kv_dim x S_kv], the context [S_q x q_dim] (int8);
-//   K's row sums [S_kv x kv_heads] and V^T's [kv_dim] (int32); one int32 row of sums
-//   [max(S_kv, widths)]; one query row's scores, keep flags, packed scores and probabilities
+//   K's row sums [S_kv x kv_heads] and V^T's [kv_dim] (int32); int32 sums of a query row's keys
+//   or of mha_s8_project_rows projected rows [max(S_kv, 4 x widths)]; one query row's scores, keep flags, packed scores and probabilities
 //   [S_kv each] (int8). 64-byte aligned each.
+inline constexpr std::size_t mha_s8_project_rows = 4;  // rows a projection's gemm_s8 takes at once
 struct MhaS8Arena {
   std::size_t q, k, vt, context, k_sums, v_sums, sums, row;  // bytes of each
 };
 constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t kv = d.kv_dim(), skv = d.max_seq_kv;
-  std::size_t widest = skv;
+  std::size_t widest = 0;
   for (std::size_t w : {d.q_dim(), kv, d.d_model}) widest = w > widest ? w : widest;
+  widest = mha_s8_project_rows * widest > skv ? mha_s8_project_rows * widest : skv;
   return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
           skv * d.kv_heads * 4, kv * 4, widest * 4, 4 * skv};
 }

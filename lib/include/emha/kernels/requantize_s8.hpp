@@ -13,8 +13,8 @@ namespace emha {
 // y[j * ldy] = clamp(zero_point + requantize<rounding>(acc[j] + bias[j], q[j * q_step]), -128, 127)
 // for j < n: q_step 1 for a multiplier per channel, 0 for one per tensor; bias may be null (0); the
 // sum acc + bias wraps modulo 2^32 (exact where it is in int32). Every variant gives the
-// reference's bytes (integer arithmetic; NEON and Helium run double rounding four lanes at a
-// time as gemmlowp's VQRDMULH and rounding-shift sequence).
+// reference's bytes (integer arithmetic; NEON, Helium and AVX2 run double rounding a vector at a
+// time; q's multipliers are QuantizedMultiplier's: 0 or [2^30, 2^31)).
 void requantize_s8(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
                    std::size_t q_step, Rounding rounding, std::int32_t zero_point, std::int8_t* y,
                    std::size_t ldy) noexcept;
