@@ -124,12 +124,12 @@ cortex_m() {
     >>"$footprints"
   step "$name: image sizes (bytes; flash = text + data, RAM = data + bss, stack included)"
   arm-none-eabi-size "$dir/emha_firmware.elf" "$dir/emha_footprint_baseline.elf" \
-    "$dir"/emha_footprint_{mha,decoder,t5,int8}.elf "$dir/bench-device/emha_device_bench.elf"
+    "$dir"/emha_footprint_{mha,decoder,t5,int8,s8}.elf "$dir/bench-device/emha_device_bench.elf"
   local base size probe flash ram
   read -r -a base < <(arm-none-eabi-size "$dir/emha_footprint_baseline.elf" | tail -n 1)
   echo "emha in a firmware (footprint_<probe> - footprint_baseline; flash: code + constants, RAM: the" \
     "objects with their arena and cache, the port's state; tests/firmware/footprint.cpp):"
-  for probe in mha decoder t5 int8; do
+  for probe in mha decoder t5 int8 s8; do
     read -r -a size < <(arm-none-eabi-size "$dir/emha_footprint_$probe.elf" | tail -n 1)
     flash=$((size[0] + size[1] - base[0] - base[1]))
     ram=$((size[1] + size[2] - base[1] - base[2]))

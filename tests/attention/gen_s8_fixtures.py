@@ -23,7 +23,9 @@ zero point -128 - round(min / scale)); weights symmetric per output channel (ama
 int32 at s_x s_w. The fixture stores what emha's exporter would: int8 weights, biases with the
 input zero point folded in (bias - z_x * row sums), (multiplier, shift) pairs, zero points.
 Each case also carries the float64 module's output on the float input, so the test can print the
-int8 layer's error against the truth.
+int8 layer's error against the truth, and the error of PyTorch's own fake quantization of the same
+graph on the same calibration (torch.fake_quantize_per_tensor_affine / _per_channel_affine, the
+ops torch.ao.quantization's FakeQuantize runs, at every stage boundary, in float32) beside it.
 
     /usr/bin/python3 tests/attention/gen_s8_fixtures.py      (from the repository root)
 
@@ -111,6 +113,41 @@ def float_module(c, w, x_q, x_k, x_v, mask):
     return out, dict(q=q, k=k, v=v, scores=np.concatenate(scores_seen), context=ctx, out=out)
 
 
+def torch_fake_quant(c, w, tp, x_q, x_k, x_v, mask):
+    """The graph in float32 with torch's fake quantization at each int8 boundary (the simulation
+    torch.ao.quantization trains and calibrates with): inputs, weights per channel, Q, K, V,
+    scores, probabilities (1/256, -128), context, output. None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+
+    def fq(x, name):
+        s, z = tp[name]
+        return torch.fake_quantize_per_tensor_affine(x, float(s), int(z), -128, 127)
+
+    def fq_w(wf):
+        wt = t(wf)
+        s = wt.abs().amax(dim=1) / 127.0
+        return torch.fake_quantize_per_channel_affine(wt, s, torch.zeros(len(s), dtype=torch.int32), 0, -127, 127)
+
+    hd, g = c["head_dim"], c["heads"] // c["kv_heads"]
+    q = fq(fq(t(x_q), "query") @ fq_w(w["wq"]).T + t(w["bq"]), "q")
+    k = fq(fq(t(x_k), "key") @ fq_w(w["wk"]).T + t(w["bk"]), "k")
+    v = fq(fq(t(x_v), "value") @ fq_w(w["wv"]).T + t(w["bv"]), "v")
+    ctx = torch.zeros(x_q.shape[0], c["heads"] * hd)
+    for h in range(c["heads"]):
+        kv = slice((h // g) * hd, (h // g + 1) * hd)
+        s = fq((q[:, h * hd:(h + 1) * hd] @ k[:, kv].T) / math.sqrt(hd), "scores")
+        s = s.masked_fill(t(mask[h]).bool(), float("-inf"))
+        p = torch.nan_to_num(torch.softmax(s, dim=-1), nan=0.0)
+        p = torch.fake_quantize_per_tensor_affine(p, 1.0 / 256, -128, -128, 127)
+        ctx[:, h * hd:(h + 1) * hd] = p @ v[:, kv]
+    out = fq(fq(ctx, "context") @ fq_w(w["wo"]).T + t(w["bo"]), "out")
+    return out.double().numpy()
+
+
 def per_channel(wf):
     s = np.abs(wf).max(axis=1) / 127.0
     return np.clip(np.round(wf / s[:, None]), -127, 127).astype(np.int64), s
@@ -188,13 +225,15 @@ def build(c, rng):
             C[:, h * hd:(h + 1) * hd] = batch_matmul_op(Pm, V[:, kv].T, -128, z["v"], *m_context, z["context"], single)
         out[b] = fully_connected_per_channel(C, P["out"][0], P["out"][1], P["out"][2], z["context"], z["out"], single)
 
+    fake = [torch_fake_quant(c, w, tp, xq[b], xk[b], xv[b], mask[b]) for b in range(c["batch"])]
+    fake_err = None if fake[0] is None else float(np.abs(np.stack(fake) - truth).max())
     # Sanity: the int8 output dequantized is near the float truth (a misread stage would not be).
     so, zo = tp["out"]
     err = np.abs((out - zo) * so - truth)
     assert err.max() < 0.25 * (ranges["out"][1] - ranges["out"][0]), err.max()
     lay = (lambda t: np.transpose(t, (1, 0, 2))) if c["seq_first"] else (lambda t: t)
     return dict(c=c, P=P, z=z, tp=tp, m_scores=m_scores, sm=sm, m_context=m_context, qin={n: lay(t) for n, t in qin.items()},
-                out=lay(out), probs=probs, truth=lay(truth), extra=extra, self_attn=self_attn)
+                out=lay(out), probs=probs, truth=lay(truth), extra=extra, self_attn=self_attn, fake_err=fake_err)
 
 
 def emit(r):
@@ -218,6 +257,8 @@ def emit(r):
     lines.append(f"inline constexpr emha::QuantizedMultiplier context_multiplier{{{r['m_context'][0]}, {r['m_context'][1]}}};")
     lines.append(f"inline constexpr emha::SoftmaxS8Params softmax{{{r['sm'][0]}, {r['sm'][1]}, {r['sm'][2]}}};")
     lines.append(f"inline constexpr double out_scale = {r['tp']['out'][0]!r};")
+    lines.append("// max |torch fake-quant graph - float64 module| (torch.fake_quantize_*, float32; -1: no torch)")
+    lines.append(f"inline constexpr double torch_fake_quant_error = {r['fake_err'] if r['fake_err'] is not None else -1.0!r};")
     for n in ("query", "key", "value"):
         lines += c_array(n, [int(v) for v in r["qin"][n].ravel()], "std::int8_t")
     lines += c_array("expected_out", [int(v) for v in r["out"].ravel()], "std::int8_t")
@@ -247,7 +288,8 @@ def main():
         out += emit(r)
         so, zo = r["tp"]["out"]
         err = np.abs((r["out"] - zo) * so - r["truth"])
-        print(f"{c['name']}: max |int8 - float64| {err.max():.4f}, mean {err.mean():.4f}, output step {so:.4f}")
+        print(f"{c['name']}: max |int8 - float64| {err.max():.4f}, mean {err.mean():.4f}, output step {so:.4f}; "
+              f"torch fake-quant max {r['fake_err']}")
     out.append("}  // namespace s8_fixtures")
     OUT.write_text("\n".join(out) + "\n")
 

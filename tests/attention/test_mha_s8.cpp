@@ -5,7 +5,8 @@
 // (tests/attention/gen_s8_fixtures.py, fixtures/s8_layer.hpp): self-attention over a batch,
 // GQA with head_dim != d_model / heads in the [S, B, d] layout with a causal mask, padded keys and
 // single rounding, and cross-attention (kdim, vdim != d_model, no bias) under a per-head mask with
-// a fully masked row. Each case prints its error against the float64 module on the float input.
+// a fully masked row. Each case prints its error against the float64 module on the float input,
+// beside the error of torch's fake quantization of the same graph (the generator's).
 // Bad input leaves the outputs untouched.
 
 #include <cmath>
@@ -49,6 +50,7 @@ struct Expected {
   const double* truth;
   double out_scale;
   std::int32_t out_zero_point;
+  double torch_fake_quant_error;  // the same graph fake-quantized by torch (the generator's)
 };
 
 // Every byte of out and the probabilities, on one path; returns the mismatches.
@@ -90,7 +92,8 @@ void run_case(const char* name, const emha::MhaS8Weights& w, const emha::Forward
     sum += err;
   }
   EMHA_MESSAGE("s8 layer " << name << ": max |int8 - float64 module| " << worst << ", mean " << sum / double(n_out)
-                           << " (output step " << e.out_scale << ")");
+                           << " (output step " << e.out_scale << "); torch fake-quant max "
+                           << e.torch_fake_quant_error);
   // Bad input: an additive (float) mask, and an output one byte short; nothing written.
   for (std::size_t i = 0; i < max_out; ++i) g_out[i] = 99;
   emha::ForwardOptionsS8 additive = options;
@@ -109,7 +112,7 @@ void run_case(const char* name, const emha::MhaS8Weights& w, const emha::Forward
   Expected {                                                                                                    \
     s8_fixtures::ns::query, s8_fixtures::ns::key, s8_fixtures::ns::value, s8_fixtures::ns::expected_out,        \
         s8_fixtures::ns::expected_probs, s8_fixtures::ns::truth, s8_fixtures::ns::out_scale,                    \
-        s8_fixtures::ns::zero_point_out                                                                         \
+        s8_fixtures::ns::zero_point_out, s8_fixtures::ns::torch_fake_quant_error                                \
   }
 
 }  // namespace

@@ -29,6 +29,8 @@ COLUMNS = [  # (kind, name, header)
     ("flash", "decoder", "flash: RoPE, RMSNorm, GQA, KvCache decode"),
     ("flash", "t5", "flash: T5 relative bias, RMSNorm"),
     ("flash", "int8", "flash: int8 weights (W8A32)"),
+    ("flash", "s8", "flash: full-integer int8"),
+    ("ram", "s8", "RAM: full-integer int8"),
 ]
 
 

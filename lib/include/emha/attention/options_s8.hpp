@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Weights and run-time options of the full-integer layer (emha/attention/mha_s8.hpp). Every value
-// is precomputed by the exporter (lib/tools: `--quantize int8 --calibration FILE`), so that the
-// device stores no float: the scales live only in the ratios the multipliers encode.
+// is computed offline from the float module and a calibration run (tests/attention/
+// gen_s8_fixtures.py shows how), so that the device stores no float: the scales live only in the
+// ratios the multipliers encode.
 
 #include <cstdint>
 
