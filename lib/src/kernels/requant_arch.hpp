@@ -85,10 +85,8 @@ struct RequantLanes {
     int32x4_t x = vld1q_s32(acc);
     if (bias) x = vaddq_s32(x, vld1q_s32(bias));  // modulo 2^32, as the reference
     int32x4_t m, shift;
-    if (step) {  // {multiplier, shift} pairs, de-interleaved
-      const int32x4x2_t ms = vld2q_s32(reinterpret_cast<const std::int32_t*>(q));
-      m = ms.val[0];
-      shift = ms.val[1];
+    if (step) {
+      load_pairs(reinterpret_cast<const std::int32_t*>(q), m, shift);
     } else {
       m = vdupq_n_s32(q->multiplier);
       shift = vdupq_n_s32(q->shift);
@@ -101,6 +99,21 @@ struct RequantLanes {
     x = vaddq_s32(x, vdupq_n_s32(zero_point));
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(INT8_MIN)), vdupq_n_s32(INT8_MAX));
   }
+  // Four {multiplier, shift} pairs at p, de-interleaved: VLD2 on NEON; two gathers on Helium,
+  // where GCC 12 gives VLD2's post-increment a register step the assembler refuses.
+#if defined(EMHA_SIMD_MVE)
+  static void load_pairs(const std::int32_t* p, int32x4_t& m, int32x4_t& shift) noexcept {
+    const uint32x4_t even = vidupq_n_u32(0, 2);  // elements 0, 2, 4, 6
+    m = vldrwq_gather_shifted_offset_s32(p, even);
+    shift = vldrwq_gather_shifted_offset_s32(p + 1, even);
+  }
+#else
+  static void load_pairs(const std::int32_t* p, int32x4_t& m, int32x4_t& shift) noexcept {
+    const int32x4x2_t ms = vld2q_s32(p);
+    m = ms.val[0];
+    shift = ms.val[1];
+  }
+#endif
   // The four lanes' low bytes to y[0], y[ldy], y[2 ldy], y[3 ldy].
 #if defined(EMHA_SIMD_MVE)
   static void store(int32x4_t v, std::int8_t* y, std::size_t ldy) noexcept {
