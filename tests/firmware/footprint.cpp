@@ -76,8 +76,9 @@ template <class Config>
 emha::KvCache<Config> cache;
 
 // The full-integer layer: its weights and parameters read in place, a causal forward on int8
-// rows (x and y's bytes); 0 when all is ok.
-[[maybe_unused]] int probe_s8() {
+// rows (x and y's bytes); 0 when all is ok. A template, so that only its probe has the object.
+template <class P>
+int probe_s8() {
   const auto* mult = reinterpret_cast<const emha::QuantizedMultiplier*>(multiplier_s32);
   emha::MhaS8Weights w;
   emha::ProjectionS8* p[4] = {&w.q, &w.k, &w.v, &w.out};
@@ -87,12 +88,12 @@ emha::KvCache<Config> cache;
   }
   w.scores = w.context = mult[0];
   w.softmax = {1 << 30, 21, -3968};
-  if (attention<ReferenceS8>.set_weights(w) != emha::Status::ok) return 1;
+  if (attention<P>.set_weights(w) != emha::Status::ok) return 1;
   emha::ForwardOptionsS8 options;
   options.masks.causal = true;
   const auto* in = reinterpret_cast<const std::int8_t*>(x);
   auto* out = reinterpret_cast<std::int8_t*>(y);
-  return attention<ReferenceS8>.forward({seq, seq, 1}, {in, seq * d}, {in, seq * d}, {in, seq * d}, {out, seq * d},
+  return attention<P>.forward({seq, seq, 1}, {in, seq * d}, {in, seq * d}, {in, seq * d}, {out, seq * d},
                                         options) == emha::Status::ok
              ? 0
              : 1;
@@ -102,7 +103,7 @@ emha::KvCache<Config> cache;
 template <class P>
 int probe() {
   if constexpr (std::is_same_v<P, ReferenceS8>) {
-    return probe_s8();
+    return probe_s8<P>();
   } else {
     constexpr std::size_t in_proj = (P::heads + 2 * P::kv_heads) * (d / P::heads) * d;  // [Q | K | V] rows x d
     static_assert(in_proj <= sizeof in_proj_weight / sizeof(float), "the probe's in_proj fits");
