@@ -31,6 +31,7 @@ COLUMNS = [  # (kind, name, header)
     ("flash", "int8", "flash: int8 weights (W8A32)"),
     ("flash", "s8", "flash: full-integer int8"),
     ("ram", "s8", "RAM: full-integer int8"),
+    ("stack", "s8_forward", "stack: full-integer `forward`"),
 ]
 
 
