@@ -91,6 +91,17 @@ Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
                     P.in_proj_weight + P.in_proj_weight_scale), all four projections or none,
                     exported bit for bit (no -128; every scale finite and > 0).
 
+  --quantize int8 --calibration FILE  the full-integer layer (Config::arithmetic s8, TFLite's int8
+                    semantics; --header only): FILE holds representative inputs, a tensor [N, S,
+                    d_model] or [S, d_model] (.npy or torch.save'd); the float64 module runs on each
+                    sequence (causal if the family is, or with --reference-causal) and each stage's
+                    range gives its scale and zero point as TFLite's post-training quantization
+                    computes them; weights int8 per row, biases int32 with the input zero point
+                    folded in, every (M0, shift), the softmax's parameters: the device stores no
+                    float. --rounding single picks TFLite's single rounding (default double). One
+                    line prints each stage's range, scale and zero point; emha_export_s8.py says
+                    what is refused (positions, norms, QK-norm, windows, kdim / vdim != d_model).
+
 Examples:
   emha_export.py attn.pt --prefix layers.0.self_attn --heads 8 --blob attn.bin --header attn.hpp
   emha_export.py ./pythia-70m --layer 3 --max-seq-q 128 --blob p3.bin   # HF folder, config.json
@@ -103,6 +114,8 @@ Examples:
       --blob ts.bin                                    # torchscale: xPos, sub-LN inner_attn_ln
   emha_export.py ./t5-small --layer decoder.2 --max-seq-q 64 --blob t5d2.bin   # T5 decoder
   emha_export.py attn.pt --prefix attn --heads 8 --weights int8 --blob attn8.bin --header attn8.hpp
+  emha_export.py attn.pt --prefix attn --heads 8 --quantize int8 --calibration calib.pt \\
+      --header attn_s8.hpp                             # full-integer int8, no float on the device
 """
 import argparse
 import pathlib
@@ -113,6 +126,7 @@ import sys
 # without writing __pycache__ into the source tree or the install.
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import emha_export_s8  # noqa: E402
 from emha_export_int8 import PROJECTIONS, dequantize, output_report, quantize, report  # noqa: E402
 from emha_export_read import FAMILIES, Checkpoint, ExportError, build_layer, fail  # noqa: E402
 from emha_export_reference import make_reference, reference_forward  # noqa: E402
@@ -174,7 +188,19 @@ def parse_args(argv):
     a.add_argument("--weights", choices=["float32", "int8"], default="float32",
                    help="the projections' weights: float32, or int8 per output channel with a "
                    "float scale per row (W8A32)")
+    a.add_argument("--quantize", choices=["int8"],
+                   help="the full-integer layer (Config::arithmetic s8), calibrated on --calibration")
+    a.add_argument("--calibration", help="--quantize's representative inputs: a tensor [N, S, d_model] "
+                   "or [S, d_model] (.npy, or a torch.save'd tensor)")
+    a.add_argument("--rounding", choices=["double", "single"], default="double",
+                   help="--quantize's requantization rounding (default double: TFLite's, CMSIS-NN's)")
     args = a.parse_args(argv)
+    if args.quantize and not args.calibration:
+        a.error("--quantize int8 needs --calibration FILE")
+    if args.calibration and not args.quantize:
+        a.error("--calibration is --quantize int8's")
+    if args.quantize and (args.blob or args.weights != "float32" or args.reference_rows):
+        a.error("--quantize int8 writes a --header only (no --blob, --weights int8 or --reference-rows)")
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
     if (args.sliding_window or 0) < 0 or args.reference_rows < 0:
@@ -260,11 +286,28 @@ def int8_weights(cfg, tensors):
     return written, lines
 
 
+def main_s8(args, ck, cfg, tensors, name):
+    """--quantize int8: the full-integer layer's header."""
+    single = args.rounding == "single"
+    cfg["weight_type"] = "f32"  # the s8 layer's weights are MhaS8Weights' (summary: no W8A32 words)
+    emha_export_s8.check_supported(cfg)
+    x = emha_export_s8.load_calibration(args.calibration, cfg["d_model"])
+    qz, lines = emha_export_s8.quantize_layer(cfg, tensors, x, cfg["causal"] or args.reference_causal, single)
+    source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
+    pathlib.Path(args.header).write_text(emha_export_s8.header_text(cfg, qz, name, args.section, source, single))
+    for line in lines:
+        print(line)
+    print(summary(cfg, ck, args) + f"; arithmetic s8 ({args.rounding} rounding)")
+    return 0
+
+
 def main(argv):
     args = parse_args(argv)
     ck = Checkpoint(args.checkpoint, args.allow_pickle, args.config)
     cfg, tensors = build_layer(ck, args)
     name = namespace_name(args)
+    if args.quantize:
+        return main_s8(args, ck, cfg, tensors, name)
     cfg["weight_type"] = "int8" if args.weights == "int8" else "f32"
     written, lines = tensors, []
     float_tensors = dict(tensors)  # the float module's, before int8_weights dequantizes them

@@ -9,6 +9,7 @@ weights' refusals and exports (--weights int8, a checkpoint's own int8): int8_ca
 
 Prints one line per check; exit status 0 only when every check passes.
 """
+import os
 import pathlib
 import struct
 import subprocess
@@ -69,6 +70,13 @@ def bad_cases():
                   ["--heads", "4"], ["attn.k_proj.weight", "[12, 32]", "d_k 8"]))
     cases.append(("--heads not dividing d_model", gqa, ["--heads", "3"],
                   ["--heads 3", "d_model 32", "attn.q_proj.weight", "[32, 32]"]))
+    s8 = ["--quantize", "int8", "--header", os.devnull]
+    cases.append(("--quantize int8 of a RoPE module", gqa,
+                  ["--heads", "4", "--position", "rope", "--calibration", os.devnull] + s8,
+                  ["--quantize int8", "no positions (rope)"]))
+    cases.append(("--quantize int8 with an unreadable calibration file", holder("attn", nn.MultiheadAttention(16, 2)),
+                  ["--heads", "2", "--calibration", "/nonexistent/calibration.pt"] + s8,
+                  ["--calibration /nonexistent/calibration.pt", "not a tensor"]))
     mha = holder("attn", nn.MultiheadAttention(16, 2))
     mha["attn.in_proj_weight"] = mha["attn.in_proj_weight"].t().contiguous()
     cases.append(("transposed in_proj_weight", mha, ["--heads", "2"],
