@@ -75,6 +75,9 @@ EMHA_BUILD_ROOT="$out" bash bench/icount/mha_callgrind.sh 32
 step "bench/icount/decode_icount.sh: aarch64 instructions per decode step, float and int8 (its counts: bench/README.md)"
 EMHA_BUILD_ROOT="$out" bash bench/icount/decode_icount.sh
 
+step "bench/accuracy/s8_stage_error.py: the int8 layer's error by stage (its figures: bench/README.md)"
+/usr/bin/python3 bench/accuracy/s8_stage_error.py
+
 step "bench/ab/ab.sh HEAD .: the paired A/B tool builds two sides, runs, and they agree bit for bit"
 EMHA_BUILD_ROOT="$out" bash bench/ab/ab.sh HEAD . --pairs 1 --batch-ms 1 --require-equal 1 \
   --filter 'gemm/nt/(64x64x64|256x256x64)/|mha/S:32/'
