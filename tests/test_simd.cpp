@@ -19,11 +19,19 @@ TEST_CASE("the kernels run on the instruction set expected here") {
   CHECK((emha::simd_f32_lanes() == 1) == scalar);
 }
 
+// The full-integer kernels choose apart (dispatch/choice_x86.cpp): the VNNI variant where the CPU
+// runs it, unless --emha-isa pinned a variant first (then that one).
+TEST_CASE("the full-integer kernels run on the instruction set expected here") {
+  const char* expected = emha::test::selected_isa ? emha::test::selected_isa : EMHA_EXPECTED_ISA_S8;
+  INFO("simd_isa_s8() = " << std::string(emha::simd_isa_s8()) << ", expected " << std::string(expected));
+  CHECK(std::strcmp(emha::simd_isa_s8(), expected) == 0);
+}
+
 TEST_CASE("the variant in use is fixed: selecting it again is ok, another is refused") {
   const char* in_use = emha::simd_isa();
   CHECK(emha::select_simd_isa(in_use) == emha::Status::ok);
   CHECK(std::strcmp(emha::simd_isa(), in_use) == 0);
-  for (const char* other : {"sse2", "avx2", "avx512", "arm64+neon", "scalar", "no-such-isa"}) {
+  for (const char* other : {"sse2", "avx2", "avx512", "avx512vnni", "arm64+neon", "scalar", "no-such-isa"}) {
     if (std::strcmp(other, in_use) == 0) continue;
     CHECK(emha::select_simd_isa(other) == emha::Status::invalid_argument);
   }

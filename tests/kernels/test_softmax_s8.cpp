@@ -3,7 +3,7 @@
 // re-implemented in Python (gen_softmax_s8_fixtures.py -> fixtures/softmax_s8.hpp): every output
 // byte of 245 rows (1 to 300 keys, input scales 1/256 to 1, keys past diff_min), both roundings,
 // with a row stride, on the host and the firmware; softmax_s8_row (the exps from
-// softmax_s8_table) gives the same bytes.
+// softmax_s8_table), and its form with the output through requantize_s8, give the same bytes.
 
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +19,8 @@ namespace fx = emha::softmax_s8_fixtures;
 using emha::Rounding;
 
 constexpr std::size_t pad = 3;  // a row stride past the row
-std::int8_t g_x[2 * (300 + pad)], g_y[2 * (300 + pad)], g_row[300 + pad];
+std::int8_t g_x[2 * (300 + pad)], g_y[2 * (300 + pad)], g_row[300 + pad], g_row_vec[300 + pad];
+std::int32_t g_exps[300];
 emha::SoftmaxS8Table g_table;
 
 template <Rounding R>
@@ -37,8 +38,12 @@ void check_all(const std::int8_t* expected) {
     for (std::size_t j = 0; j < ld; ++j) g_row[j] = 42;
     emha::softmax_s8_table<R>(p, g_table);
     emha::softmax_s8_row(c.cols, g_x, g_table, g_row);
+    for (std::size_t j = 0; j < ld; ++j) g_row_vec[j] = 42;
+    emha::softmax_s8_row(c.cols, g_x, g_table, g_row_vec, g_exps);  // the output through requantize_s8
     std::size_t row_wrong = 0;
     for (std::size_t j = 0; j < ld; ++j) row_wrong += j < c.cols ? g_row[j] != expected[c.offset + j] : g_row[j] != 42;
+    for (std::size_t j = 0; j < ld; ++j)
+      row_wrong += j < c.cols ? g_row_vec[j] != expected[c.offset + j] : g_row_vec[j] != 42;
     for (std::size_t r = 0; r < 2; ++r)
       for (std::size_t j = 0; j < ld; ++j) {
         if (j < c.cols)

@@ -49,14 +49,15 @@ void requant(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, c
     emha::requantize_s8(n, acc, bias, q, q_step, R, zero_point, y, ldy);
 }
 
-// TFLite's softmax of one row of n scores (in place allowed): the table's, or the reference's.
+// TFLite's softmax of one row of n scores (in place allowed): the table's, its output pass
+// vectorized over `exps` (n int32 of scratch), or the reference's.
 template <Rounding R, bool Reference>
 void softmax(std::size_t n, const std::int8_t* x, const MhaS8Weights& w, const SoftmaxS8Table& table,
-             std::int8_t* y) noexcept {
+             std::int8_t* y, std::int32_t* exps) noexcept {
   if constexpr (Reference)
     softmax_s8_ref<R>(1, n, x, n, w.softmax, y, n);
   else
-    softmax_s8_row(n, x, table, y);
+    softmax_s8_row(n, x, table, y, exps);
 }
 
 // a + b + ... modulo 2^32 (no signed overflow where the total is in range).
@@ -158,14 +159,14 @@ void attend_row(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& t
     buf.sums[j] = wrap_sum(buf.sums[j], zz, 0u - zq * std::uint32_t(k_sums[j * d.kv_heads]));
   requant<R, Reference>(used, buf.sums, nullptr, &w.scores, 0, w.zero_point_scores, buf.scores, 1);
   if (!key_masks(m)) {
-    softmax<R, Reference>(used, buf.scores, w, table, buf.row);
+    softmax<R, Reference>(used, buf.scores, w, table, buf.row, buf.sums);
   } else {  // TFLite's softmax of the unmasked scores, packed; the masked ones -128
     std::size_t n = 0;
     for (std::size_t j = 0; j < used; ++j) {
       buf.keep[j] = !masked(d, sh, m, b, h, i, j);
       if (buf.keep[j]) buf.probs[n++] = buf.scores[j];
     }
-    if (n > 0) softmax<R, Reference>(n, buf.probs, w, table, buf.probs);
+    if (n > 0) softmax<R, Reference>(n, buf.probs, w, table, buf.probs, buf.sums);
     for (std::size_t j = 0, at = 0; j < used; ++j) buf.row[j] = buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
   }
   std::int32_t p_sum = 0;

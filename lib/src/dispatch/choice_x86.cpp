@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86-64 run-time dispatch: the AVX-512, AVX2+FMA and SSE2 variants of the kernels are all in the
-// library (each compiled with its own flags, in its own namespace: isa.hpp); the first call that
+// x86-64 run-time dispatch: the AVX-512 with VNNI, AVX-512, AVX2+FMA and SSE2 variants of the
+// kernels are all in the library (each compiled with its own flags, in its own namespace: isa.hpp); the first call that
 // needs a kernel picks the best one for this CPU and its OS, once. The choice is an atomic
 // pointer set once (compare-and-swap from null) and never changed after; select_simd_isa() may
 // make it first, to pin a variant (tests run each one; benchmarks compare them).
@@ -11,6 +11,12 @@
 // AVX-512 runs on 256-bit units at AVX2's FLOP rate, and the AVX-512 kernels measured 9-18%
 // slower there at attention sizes, bench/README.md), AVX2+FMA without AVX-512, SSE2
 // below that. Timing the variants at start-up would choose by noise, and differently per run.
+//
+// The full-integer kernels (kernel_list.def's *_s8 lines, kernels_s8()) choose apart: VPDPBUSD
+// (AVX-512 VNNI) does 32 int8 products per 256-bit instruction where VPMADDWD does 16 after a
+// sign extension, on 256-bit units as well as 512-bit ones, so they take the VNNI variant
+// wherever it runs, Zen 4 included, while the float kernels keep the choice above. Their results
+// are integers, the same on every variant.
 //
 // Detection is our own: xsimd 8.1's available_architectures() reads the AVX bit after
 // cpuid(0x80000001) has replaced leaf 1's registers, and never asks XGETBV whether the OS saves
@@ -25,6 +31,9 @@
 #include "emha/simd.hpp"
 
 namespace emha::detail {
+namespace isa_avx512vnni {
+const KernelTable& variant_table() noexcept;
+}
 namespace isa_avx512 {
 const KernelTable& variant_table() noexcept;
 }
@@ -62,6 +71,12 @@ bool runs_avx512() noexcept {
   return (b >> 16 & 1) && (b >> 28 & 1) && (b >> 17 & 1) && (b >> 30 & 1) && (b >> 31 & 1);
 }
 
+// The AVX-512 variant's and AVX512_VNNI (CPUID.(7,0):ECX bit 11).
+bool runs_avx512vnni() noexcept {
+  unsigned a, b, c, d;
+  return runs_avx512() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1);
+}
+
 bool runs_sse2() noexcept { return true; }  // every x86-64 CPU
 
 // AVX-512 at twice AVX2's FLOP per cycle: any Intel core with it; AMD from family 0x1A (Zen 5).
@@ -75,6 +90,7 @@ bool avx512_full_width() noexcept {
   return family >= 0x1A;
 }
 bool prefers_avx512() noexcept { return runs_avx512() && avx512_full_width(); }
+bool never() noexcept { return false; }  // the float kernels' default never picks the VNNI variant
 
 struct Variant {
   const KernelTable& (*table)() noexcept;
@@ -82,27 +98,38 @@ struct Variant {
   bool (*chosen)() noexcept;  // the default picks it (first that says so, best first)
 };
 constexpr Variant variants[] = {
+    {isa_avx512vnni::variant_table, runs_avx512vnni, never},  // its float kernels are avx512's
     {isa_avx512::variant_table, runs_avx512, prefers_avx512},
     {isa_avx2::variant_table, runs_avx2, runs_avx2},
     {isa_sse2::variant_table, runs_sse2, runs_sse2},
 };
 
-std::atomic<const KernelTable*> g_choice{nullptr};  // set once, then constant
+std::atomic<const KernelTable*> g_choice{nullptr};     // set once, then constant
+std::atomic<const KernelTable*> g_choice_s8{nullptr};  // the full-integer kernels': the same
 
 const KernelTable* best() noexcept {
   for (const Variant& v : variants)
     if (v.chosen()) return &v.table();
-  return &variants[2].table();
+  return &isa_sse2::variant_table();
+}
+
+// Sets `choice` to t if it is unset; the table it holds after.
+const KernelTable* set_once(std::atomic<const KernelTable*>& choice, const KernelTable* t) noexcept {
+  const KernelTable* none = nullptr;
+  return choice.compare_exchange_strong(none, t, std::memory_order_acq_rel) ? t : none;
 }
 
 }  // namespace
 
 const KernelTable& kernels() noexcept {
   const KernelTable* t = g_choice.load(std::memory_order_acquire);
+  return t ? *t : *set_once(g_choice, best());
+}
+
+const KernelTable& kernels_s8() noexcept {
+  const KernelTable* t = g_choice_s8.load(std::memory_order_acquire);
   if (t) return *t;
-  const KernelTable* none = nullptr;
-  g_choice.compare_exchange_strong(none, best(), std::memory_order_acq_rel);
-  return *g_choice.load(std::memory_order_acquire);
+  return *set_once(g_choice_s8, runs_avx512vnni() ? &isa_avx512vnni::variant_table() : &kernels());
 }
 
 }  // namespace emha::detail
@@ -117,8 +144,11 @@ Status select_simd_isa(const char* isa) noexcept {
     if (std::strcmp(t->isa, isa) != 0) continue;
     if (!v.runs()) return Status::invalid_argument;
     const KernelTable* none = nullptr;
-    if (g_choice.compare_exchange_strong(none, t, std::memory_order_acq_rel) || none == t) return Status::ok;
-    return Status::invalid_argument;  // another variant is already in use
+    if (!g_choice.compare_exchange_strong(none, t, std::memory_order_acq_rel)) {
+      return none == t ? Status::ok : Status::invalid_argument;  // or another variant is in use
+    }
+    set_once(g_choice_s8, t);  // the first pin: the integer kernels too, unless already chosen
+    return Status::ok;
   }
   return Status::invalid_argument;
 }

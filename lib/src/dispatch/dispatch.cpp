@@ -11,10 +11,13 @@
 namespace emha {
 
 const char* simd_isa() noexcept { return detail::kernels().isa; }
+const char* simd_isa_s8() noexcept { return detail::kernels_s8().isa; }
 std::size_t simd_f32_lanes() noexcept { return detail::kernels().lanes; }
 
 #define EMHA_KERNEL(name, Ret, params, args) \
   Ret name params noexcept { return detail::kernels().name args; }
+#define EMHA_KERNEL_S8(name, Ret, params, args) \
+  Ret name params noexcept { return detail::kernels_s8().name args; }
 #include "kernel_list.def"
 
 }  // namespace emha

@@ -11,10 +11,13 @@
 #if EMHA_X86_DISPATCH
 namespace emha::detail {
 const KernelTable& kernels() noexcept;
+const KernelTable& kernels_s8() noexcept;  // the full-integer kernels' (choice_x86.cpp)
 }  // namespace emha::detail
 #else
 #include "isa_kernels.hpp"
 namespace emha::detail {
 inline const KernelTable& kernels() noexcept { return kernel_table; }
+inline const KernelTable& kernels_s8() noexcept { return kernel_table; }
 }  // namespace emha::detail
 #endif
+

@@ -22,10 +22,33 @@ inline std::int32_t tail(std::size_t from, std::size_t k, const std::int8_t* a, 
   return s;
 }
 
-// c[r][j] for R rows of a (stride lda) and C rows of b (stride ldb), c's rows ldc apart.
+// b's operand of D::madd: b + 128 where D::offset (dot_s8_arch.hpp), else b.
+template <class T>
+inline typename T::in load_b(const std::int8_t* p) noexcept {
+  if constexpr (T::offset)
+    return T::load_offset(p);
+  else
+    return T::load(p);
+}
+
+// Where D::offset, each total carries 128 * sum_{p < kv} a[r][p]: that row's correction, computed
+// once per row of a for all of b's rows (0 elsewhere).
+template <class T>
+inline std::int32_t correction(std::size_t kv, const std::int8_t* a) noexcept {
+  if constexpr (T::offset) {
+    typename T::acc o = T::zero();
+    for (std::size_t p = 0; p < kv; p += T::step) o = T::madd(o, T::unit(), T::load(a + p));
+    return T::sum(o);
+  } else {
+    return 0;
+  }
+}
+
+// c[r][j] for R rows of a (stride lda) and C rows of b (stride ldb), c's rows ldc apart; corr[r]
+// the correction of row r. Totals modulo 2^32: where D::offset the parts may wrap, the total not.
 template <std::size_t R, std::size_t C>
 inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
-                  std::int32_t* c, std::size_t ldc) noexcept {
+                  const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
   const std::size_t kv = k - k % D::step;  // elements the vector steps cover
   D::acc s[R][C];
   for (std::size_t r = 0; r < R; ++r)
@@ -34,12 +57,14 @@ inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const st
     D::in x[R];
     for (std::size_t r = 0; r < R; ++r) x[r] = D::load(a + r * lda + p);
     for (std::size_t j = 0; j < C; ++j) {
-      const D::in y = D::load(b + j * ldb + p);
-      for (std::size_t r = 0; r < R; ++r) s[r][j] = D::madd(s[r][j], x[r], y);
+      const D::in y = load_b<D>(b + j * ldb + p);
+      for (std::size_t r = 0; r < R; ++r) s[r][j] = D::madd(s[r][j], y, x[r]);
     }
   }
   for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t j = 0; j < C; ++j) c[r * ldc + j] = D::sum(s[r][j]) + tail(kv, k, a + r * lda, b + j * ldb);
+    for (std::size_t j = 0; j < C; ++j)
+      c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(D::sum(s[r][j])) - corr[r] +
+                                                 std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb)));
 }
 
 // One row of a against four of b, the accumulators named: GCC 12 keeps the array of the general
@@ -47,30 +72,35 @@ inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const st
 // five stores per step.
 template <>
 inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const std::int8_t* b, std::size_t ldb,
-                        std::int32_t* c, std::size_t) noexcept {
+                        const std::uint32_t* corr, std::int32_t* c, std::size_t) noexcept {
   const std::size_t kv = k - k % D::step;
   const std::int8_t *b0 = b, *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
   D::acc s0 = D::zero(), s1 = D::zero(), s2 = D::zero(), s3 = D::zero();
   for (std::size_t p = 0; p < kv; p += D::step) {
     const D::in x = D::load(a + p);
-    s0 = D::madd(s0, x, D::load(b0 + p));
-    s1 = D::madd(s1, x, D::load(b1 + p));
-    s2 = D::madd(s2, x, D::load(b2 + p));
-    s3 = D::madd(s3, x, D::load(b3 + p));
+    s0 = D::madd(s0, load_b<D>(b0 + p), x);
+    s1 = D::madd(s1, load_b<D>(b1 + p), x);
+    s2 = D::madd(s2, load_b<D>(b2 + p), x);
+    s3 = D::madd(s3, load_b<D>(b3 + p), x);
   }
-  c[0] = D::sum(s0) + tail(kv, k, a, b0);
-  c[1] = D::sum(s1) + tail(kv, k, a, b1);
-  c[2] = D::sum(s2) + tail(kv, k, a, b2);
-  c[3] = D::sum(s3) + tail(kv, k, a, b3);
+  const auto total = [&](D::acc s, const std::int8_t* bj) {
+    return static_cast<std::int32_t>(std::uint32_t(D::sum(s)) - corr[0] + std::uint32_t(tail(kv, k, a, bj)));
+  };
+  c[0] = total(s0, b0);
+  c[1] = total(s1, b1);
+  c[2] = total(s2, b2);
+  c[3] = total(s3, b3);
 }
 
 // R rows of a against every row of b.
 template <std::size_t R>
 inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
                  std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  std::uint32_t corr[R];
+  for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, a + r * lda));
   std::size_t j = 0;
-  for (; j + 4 <= n; j += 4) block<R, 4>(k, a, lda, b + j * ldb, ldb, c + j, ldc);
-  for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, c + j, ldc);
+  for (; j + 4 <= n; j += 4) block<R, 4>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+  for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/softmax_s8_ref.hpp"
 
 namespace emha {
@@ -47,6 +48,24 @@ inline void softmax_s8_row(std::size_t cols, const std::int8_t* x, const Softmax
     const std::int32_t k = max - x[j];
     y[j] = k <= t.keep ? detail::softmax_s8_output(t.exp[k], inverse, exponent) : std::int8_t(INT8_MIN);
   }
+}
+
+// The same bytes with the output pass vectorized: TFLite's output,
+// RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(inverse, exp), exponent) - 128 saturated,
+// is MultiplyByQuantizedMultiplier(exp, (inverse, -exponent)) with double rounding and zero point
+// -128, so the row's exps (0 beyond keep, whose output is -128 either way) are gathered into
+// `exps` (cols int32 of scratch) and requantized by requantize_s8, the vector kernel.
+inline void softmax_s8_row(std::size_t cols, const std::int8_t* x, const SoftmaxS8Table& t, std::int8_t* y,
+                           std::int32_t* exps) noexcept {
+  std::int32_t max = INT8_MIN;
+  for (std::size_t j = 0; j < cols; ++j) max = x[j] > max ? x[j] : max;
+  for (std::size_t j = 0; j < cols; ++j) exps[j] = t.exp[max - x[j]];
+  std::int32_t sum = 0;  // a loop of its own: without the gather, compilers vectorize it
+  for (std::size_t j = 0; j < cols; ++j) sum += fixed_point::rescale<0, detail::softmax_s8_sum_bits>(exps[j]);
+  int bits_over_unit = 0;
+  const std::int32_t inverse = fixed_point::reciprocal<detail::softmax_s8_sum_bits>(sum, bits_over_unit);
+  const QuantizedMultiplier q{inverse, -(bits_over_unit + 31 - 8)};
+  requantize_s8(cols, exps, nullptr, &q, 0, Rounding::double_rounding, INT8_MIN, y, 1);
 }
 
 }  // namespace emha
