@@ -67,9 +67,9 @@ transposed tensor, a head count that does not divide d_model, a per-head list th
 long, a tensor under the prefix that the export would not use, a non-finite weight).
 
 Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
-  --blob OUT.bin    the blob (format version 2; 3 with --weights int8): header, tensor table in id
-                    order, float32 little-endian tensors (int8 weights) at 64-byte aligned
-                    offsets, CRC-32. Layout 0 (PyTorch row-major) is the only layout written
+  --blob OUT.bin    the blob (format version 2; 3 with --weights int8; 4 with --quantize int8):
+                    header, tensor table in id order, float32 little-endian tensors (int8
+                    weights) at 64-byte aligned offsets, CRC-32. Layout 0 (PyTorch row-major) is the only layout written
                     today; the packed-panel layouts are reserved.
   --header OUT.hpp  namespace NAME { struct Config : emha::MhaConfig<...> (every member set);
                     alignas(64) inline constexpr float arrays as exact hex-float literals, tied to
@@ -92,7 +92,7 @@ Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
                     exported bit for bit (no -128; every scale finite and > 0).
 
   --quantize int8 --calibration FILE  the full-integer layer (Config::arithmetic s8, TFLite's int8
-                    semantics; --header only): FILE holds representative inputs, a tensor [N, S,
+                    semantics; the header and/or a version 4 blob): FILE holds representative inputs, a tensor [N, S,
                     d_model] or [S, d_model] (.npy or torch.save'd); the float64 module runs on each
                     sequence (causal if the family is, or with --reference-causal) and each stage's
                     range gives its scale and zero point as TFLite's post-training quantization
@@ -115,7 +115,7 @@ Examples:
   emha_export.py ./t5-small --layer decoder.2 --max-seq-q 64 --blob t5d2.bin   # T5 decoder
   emha_export.py attn.pt --prefix attn --heads 8 --weights int8 --blob attn8.bin --header attn8.hpp
   emha_export.py attn.pt --prefix attn --heads 8 --quantize int8 --calibration calib.pt \\
-      --header attn_s8.hpp                             # full-integer int8, no float on the device
+      --header attn_s8.hpp --blob attn_s8.bin          # full-integer int8, no float on the device
 """
 import argparse
 import pathlib
@@ -199,8 +199,8 @@ def parse_args(argv):
         a.error("--quantize int8 needs --calibration FILE")
     if args.calibration and not args.quantize:
         a.error("--calibration is --quantize int8's")
-    if args.quantize and (args.blob or args.weights != "float32" or args.reference_rows):
-        a.error("--quantize int8 writes a --header only (no --blob, --weights int8 or --reference-rows)")
+    if args.quantize and (args.weights != "float32" or args.reference_rows):
+        a.error("--quantize int8 takes no --weights int8 or --reference-rows")
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
     if (args.sliding_window or 0) < 0 or args.reference_rows < 0:
@@ -294,7 +294,10 @@ def main_s8(args, ck, cfg, tensors, name):
     x = emha_export_s8.load_calibration(args.calibration, cfg["d_model"])
     qz, lines = emha_export_s8.quantize_layer(cfg, tensors, x, cfg["causal"] or args.reference_causal, single)
     source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
-    pathlib.Path(args.header).write_text(emha_export_s8.header_text(cfg, qz, name, args.section, source, single))
+    if args.header:
+        pathlib.Path(args.header).write_text(emha_export_s8.header_text(cfg, qz, name, args.section, source, single))
+    if args.blob:
+        pathlib.Path(args.blob).write_bytes(emha_export_s8.blob_bytes(cfg, qz, single))
     for line in lines:
         print(line)
     print(summary(cfg, ck, args) + f"; arithmetic s8 ({args.rounding} rounding)")

@@ -24,12 +24,15 @@ point). What the s8 layer lacks is refused: positions, norms, QK-norm, sliding w
 head split, kdim / vdim != d_model (the calibration file holds one input: self-attention).
 """
 import math
+import struct
+import zlib
 
 import numpy as np
 import torch
 
 from emha_export_int8 import quantize
 from emha_export_read import fail, shape_str
+from emha_export_write import HEADER_BYTES, align
 
 SCALED_DIFF_BITS = 5  # TFLite's kScaledDiffIntegerBits (softmax int8)
 STAGES = ("query", "q", "k", "v", "scores", "context", "out")
@@ -256,3 +259,42 @@ def header_text(cfg, qz, name, section, source, single):
     lines += [f"  w.scores = {{{m}, {s}}};", f"  w.softmax = {{{sm[0]}, {sm[1]}, {sm[2]}}};",
               f"  w.context = {{{mc}, {scx}}};", "  return w;", "}", "", f"}}  // namespace {name}", ""]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# The blob: version 4, arithmetic s8 (lib/include/emha/io/weight_blob.hpp)
+
+S8_IDS = dict(q_weight=19, k_weight=20, v_weight=21, out_weight=22, q_bias=32, k_bias=33, v_bias=34,
+              out_bias=35, q_multiplier=36, k_multiplier=37, v_multiplier=38, out_multiplier=39, params=40)
+
+
+def blob_bytes(cfg, qz, single):
+    c = cfg
+    zp = qz["zero_point"]
+    tensors = {"params": np.array([zp[s] for s in ("query", "query", "query", "q", "k", "v", "scores", "context",
+                                                   "out")] + list(qz["scores"]) + list(qz["softmax"])
+                                  + list(qz["context_multiplier"]), dtype="<i4").reshape(16, 1)}
+    for r in ("q", "k", "v", "out"):
+        p = qz[r]
+        tensors[r + "_weight"] = p["weight"].numpy().astype("i1")
+        tensors[r + "_bias"] = np.array(p["bias"], dtype="<i4").reshape(-1, 1)
+        tensors[r + "_multiplier"] = np.array(p["multiplier"], dtype="<i4").reshape(-1, 2)
+    entries = sorted((S8_IDS[k], a) for k, a in tensors.items())
+    table, body = bytearray(), bytearray()
+    offset = align(HEADER_BYTES + 16 * len(entries))
+    for tid, arr in entries:
+        table += struct.pack("<4I", tid, arr.shape[0], arr.shape[1], offset)
+        data = arr.tobytes()
+        body += data + bytes(align(len(data)) - len(data))
+        offset += align(len(data))
+    head = bytearray(HEADER_BYTES)
+    struct.pack_into("<4s11I", head, 0, b"EMHA", 4, offset, 0, HEADER_BYTES, 1, 0, c["d_model"], c["heads"],
+                     c["kv_heads"], c["kdim"], c["vdim"])
+    struct.pack_into("<I", head, 92, len(entries))
+    struct.pack_into("<I", head, 104, c["head_dim"])
+    struct.pack_into("<3I", head, 140, 0, 1, 1 if single else 0)  # weight_type, arithmetic s8, rounding
+    blob = head + table
+    blob += bytes(align(len(blob)) - len(blob)) + body
+    assert len(blob) == offset
+    struct.pack_into("<I", blob, 12, zlib.crc32(bytes(blob[16:])) & 0xFFFFFFFF)
+    return bytes(blob)

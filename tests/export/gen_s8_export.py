@@ -18,8 +18,8 @@ TFLite's conventions written here from its code, not from the exporter's:
   tensorflow/lite/tools/optimize/quantization_utils.cc  GetAsymmetricQuantizationParams (the
       calibrated float32 range widened to hold 0, float32 arithmetic)
 
-Cases (each written to tests/export/fixtures/s8_<case>.hpp by the exporter and
-s8_<case>_expected.hpp by this file):
+Cases (each written to tests/export/fixtures/s8_<case>.hpp and s8_<case>.bin, the version 4 blob,
+by the exporter, and s8_<case>_expected.hpp by this file):
   nn_mha     torch.nn.MultiheadAttention(32, 4), biases, double rounding, batch 2
   proj_gqa   q/k/v/o_proj (the proj family) with 4 query heads on 2 K/V heads, no biases,
              calibrated and run causal (--reference-causal), single rounding
@@ -160,7 +160,8 @@ def case(name, module, heads, kv_heads, causal, single, export_args, tmp):
     subprocess.run([sys.executable, str(ROOT / "lib" / "export" / "emha_export.py"), str(ck), "--heads", str(heads),
                     "--quantize", "int8", "--calibration", str(cal), "--rounding", "single" if single else "double",
                     "--max-seq-q", str(S), "--max-batch", str(BATCH), "--name", f"s8_export::{name}",
-                    "--header", str(header)] + export_args, check=True)
+                    "--header", str(header), "--blob", str(HERE / "fixtures" / f"s8_{name}.bin")] + export_args,
+                   check=True)
     text = header.read_text().replace(str(tmp) + "/", "")
     header.write_text(text)
 

@@ -15,27 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "export/fixture_bytes.hpp"
 #include "export/fixtures/all_int8.hpp"
 #include "export/fixtures/nn_mha_expected.hpp"
 
 namespace {
 
-// The blob's bytes, 64-byte aligned as a mapped file would be.
-struct FileBytes {
-  std::vector<unsigned char> storage;
-  emha::Span<const unsigned char> span;
-};
-
-FileBytes read_fixture(const char* name) {
-  std::ifstream f(std::string(EMHA_EXPORT_FIXTURES) + "/" + name, std::ios::binary);
-  const std::vector<unsigned char> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-  FileBytes b;
-  b.storage.resize(bytes.size() + 64);
-  const std::size_t shift = (64 - reinterpret_cast<std::uintptr_t>(b.storage.data()) % 64) % 64;
-  std::copy(bytes.begin(), bytes.end(), b.storage.begin() + std::ptrdiff_t(shift));
-  b.span = {b.storage.data() + shift, bytes.size()};
-  return b;
-}
+using emha::test::FileBytes;
+using emha::test::read_fixture;
 
 template <class T>
 bool same_bytes(emha::Span<const T> loaded, emha::Span<const T> header, const FileBytes& blob) {

@@ -5,12 +5,16 @@
 // by the generator: weights, folded biases, (M0, shift) per row, nine zero points, the scores',
 // softmax's and context's parameters), and the layer built from the header gives TFLite's
 // reference int8 kernels' output, byte for byte: nn.MultiheadAttention with double rounding, and
-// a GQA proj-family module, causal, with single rounding.
+// a GQA proj-family module, causal, with single rounding. The version 4 blob the exporter wrote
+// beside each header loads into the same integers (load_weights<Config>(blob, MhaS8Weights&)), and
+// the loader refuses the other layer's blobs, another rounding and a corrupted byte.
 
 #include <cstddef>
 #include <cstdint>
 
 #include "emha/emha.hpp"
+#include "emha/io/weight_blob.hpp"
+#include "export/fixture_bytes.hpp"
 #include "export/fixtures/s8_nn_mha.hpp"
 #include "export/fixtures/s8_nn_mha_expected.hpp"
 #include "export/fixtures/s8_proj_gqa.hpp"
@@ -119,4 +123,44 @@ EMHA_TEST_CASE("s8 export: the exporter's integers are TFLite's, and so is the l
                                           a::expected::seq, a::expected::causal) == 0);
   EMHA_CHECK(output_mismatches<b::Config>(b::weights(), b::expected::input, b::expected::out, b::expected::batch,
                                           b::expected::seq, b::expected::causal) == 0);
+}
+
+namespace {
+
+
+struct OtherRounding : s8_export::nn_mha::Config {
+  static constexpr emha::Rounding rounding = emha::Rounding::single_rounding;
+};
+struct FloatTwin : emha::MhaConfig<32, 4, 8, 8> {};  // nn_mha's dims, float arithmetic
+
+}  // namespace
+
+EMHA_TEST_CASE("s8 export: the version 4 blob holds the header's integers, and only an s8 Config of its dims reads it") {
+  namespace a = s8_export::nn_mha;
+  namespace b = s8_export::proj_gqa;
+  const emha::test::FileBytes blob_a = emha::test::read_fixture("s8_nn_mha.bin"), blob_b = emha::test::read_fixture("s8_proj_gqa.bin");
+  emha::MhaS8Weights wa{}, wb{};
+  EMHA_CHECK(emha::load_weights<a::Config>(blob_a.span, wa) == emha::Status::ok);
+  EMHA_CHECK(emha::load_weights<b::Config>(blob_b.span, wb) == emha::Status::ok);
+  EMHA_CHECK(param_mismatches<nn_mha_expected>(wa) == 0);
+  EMHA_CHECK(param_mismatches<proj_gqa_expected>(wb) == 0);
+  EMHA_CHECK(output_mismatches<a::Config>(wa, a::expected::input, a::expected::out, a::expected::batch,
+                                          a::expected::seq, a::expected::causal) == 0);
+  EMHA_CHECK(output_mismatches<b::Config>(wb, b::expected::input, b::expected::out, b::expected::batch,
+                                          b::expected::seq, b::expected::causal) == 0);
+  // Refused, `out` untouched: another Config's dims, another rounding, a float blob, a float
+  // Config, a flipped byte.
+  emha::MhaS8Weights untouched{};
+  EMHA_CHECK(emha::load_weights<b::Config>(blob_a.span, untouched) == emha::Status::config_mismatch);
+  EMHA_CHECK(emha::load_weights<OtherRounding>(blob_a.span, untouched) == emha::Status::config_mismatch);
+  const emha::test::FileBytes float_blob = emha::test::read_fixture("nn_mha.bin");
+  EMHA_CHECK(emha::load_weights<a::Config>(float_blob.span, untouched) == emha::Status::weight_type_mismatch);
+  emha::MhaWeights float_weights{};
+  EMHA_CHECK(emha::load_weights<FloatTwin>(blob_a.span, float_weights) == emha::Status::weight_type_mismatch);
+  emha::test::FileBytes flipped = emha::test::read_fixture("s8_nn_mha.bin");
+  const_cast<unsigned char*>(flipped.span.data)[flipped.span.size - 1] ^= 1;
+  EMHA_CHECK(emha::load_weights<a::Config>(flipped.span, untouched) == emha::Status::bad_checksum);
+  EMHA_CHECK(untouched.q.weight.data == nullptr);
+  EMHA_CHECK(untouched.zero_point_out == 0);
+  EMHA_CHECK(float_weights.in_proj_weight.data == nullptr);
 }

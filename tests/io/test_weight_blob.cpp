@@ -173,7 +173,7 @@ TEST_CASE("the blob's frame: each defect its own status, nothing read past the b
     c.bytes[3] = 'B';
     CHECK(load<Plain>(c) == Status::bad_magic);
     c = b;
-    for (std::uint32_t v : {0u, 4u, 0x100u}) {
+    for (std::uint32_t v : {0u, emha::blob_version + 1, 0x100u}) {
       c.put(4, v);
       CHECK(load<Plain>(c) == Status::bad_version);
     }

@@ -5,11 +5,16 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "emha/arena.hpp"
 #include "emha/attention/mha.hpp"
 #include "emha/io/weight_blob.hpp"
+#include "export/fixtures/s8_nn_mha.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"
@@ -152,6 +157,25 @@ TEST_CASE("loading a weight blob (valid, then corrupt) and taking its weights do
   const emha::Status taken = mha.set_weights(w);
   blob.bytes[200] ^= 1;
   const emha::Status corrupt = emha::load_weights<BlobLayer>({blob.bytes.data(), blob.bytes.size()}, w);
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(loaded == emha::Status::ok);
+  CHECK(taken == emha::Status::ok);
+  CHECK(corrupt == emha::Status::bad_checksum);
+  CHECK(attempts == 0);
+}
+
+TEST_CASE("loading a full-integer layer's blob (valid, then corrupt) and taking its weights do not touch the heap") {
+  // Read before the gate: the exporter's version 4 blob (tests/export/gen_s8_export.py).
+  std::ifstream f(std::string(EMHA_EXPORT_FIXTURES) + "/s8_nn_mha.bin", std::ios::binary);
+  std::vector<unsigned char> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  REQUIRE(bytes.size() > 160);
+  static emha::MultiHeadAttention<s8_export::nn_mha::Config> layer;
+  heap_gate::arm();
+  emha::MhaS8Weights w;
+  const emha::Status loaded = emha::load_weights<s8_export::nn_mha::Config>({bytes.data(), bytes.size()}, w);
+  const emha::Status taken = layer.set_weights(w);
+  bytes[200] ^= 1;
+  const emha::Status corrupt = emha::load_weights<s8_export::nn_mha::Config>({bytes.data(), bytes.size()}, w);
   const std::size_t attempts = heap_gate::disarm();
   CHECK(loaded == emha::Status::ok);
   CHECK(taken == emha::Status::ok);

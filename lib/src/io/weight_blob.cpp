@@ -10,36 +10,10 @@
 
 #include "attention/return_on_error.hpp"
 #include "emha/io/weight_blob.hpp"
+#include "io/blob_fields.hpp"
 
 namespace emha::detail {
 namespace {
-
-std::uint32_t u32_at(const unsigned char* p) noexcept {
-  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
-}
-
-float f32_at(const unsigned char* p) noexcept {
-  const std::uint32_t bits = u32_at(p);
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// Header field offsets (the table in weight_blob.hpp).
-enum Field : std::size_t {
-  f_version = 4, f_total = 8, f_crc = 12, f_header = 16, f_dtype = 20, f_layout = 24, f_d_model = 28,
-  f_heads = 32, f_kv_heads = 36, f_kdim = 40, f_vdim = 44, f_bias = 48, f_position = 52,
-  f_rope_pairing = 56, f_rope_dims = 60, f_rope_base = 64, f_xpos_scale_base = 68, f_window = 72,
-  f_norm = 76, f_norm_kind = 80, f_norm_eps = 84, f_norm_affine = 88, f_count = 92, f_ref_rows = 96,
-  f_ref_causal = 100, f_head_dim = 104, f_scale = 108, f_qk_norm = 112, f_qk_unit_offset = 116,
-  f_qk_norm_eps = 120, f_head_split = 124, f_rel_buckets = 128, f_rel_max_distance = 132,
-  f_rel_bidirectional = 136, f_weight_type = 140,
-};
-
-// Header bytes of a version load_weights() reads (0: none).
-std::size_t header_bytes_of(std::uint32_t version) noexcept {
-  return version == 2 || version == 3 ? blob_header_bytes : version == 1 ? blob_header_bytes_v1 : 0;
-}
 
 // The weight type a header states: version 3's field, f32 before it.
 std::uint32_t weight_type_of(const unsigned char* p) noexcept {
@@ -208,13 +182,18 @@ bool scales_valid(const float* s, std::size_t n) noexcept {
   return true;
 }
 
-// The framing: magic, version, sizes, alignment, checksum, table bounds. Sets the blob's length.
-Status check_frame(Span<const unsigned char> blob, std::size_t& total) noexcept {
+}  // namespace
+
+std::size_t blob_header_bytes_of(std::uint32_t version) noexcept {
+  return version >= 2 && version <= blob_version ? blob_header_bytes : version == 1 ? blob_header_bytes_v1 : 0;
+}
+
+Status check_blob_frame(Span<const unsigned char> blob, std::size_t& total) noexcept {
   const unsigned char* p = blob.data;
   if (p == nullptr) return Status::null_pointer;
   if (blob.size < blob_header_bytes_v1) return Status::truncated;
   if (std::memcmp(p, "EMHA", 4) != 0) return Status::bad_magic;
-  const std::size_t header = header_bytes_of(u32_at(p + f_version));
+  const std::size_t header = blob_header_bytes_of(u32_at(p + f_version));
   if (header == 0) return Status::bad_version;
   if (blob.size < header) return Status::truncated;
   total = u32_at(p + f_total);
@@ -228,20 +207,21 @@ Status check_frame(Span<const unsigned char> blob, std::size_t& total) noexcept 
   return Status::ok;
 }
 
-}  // namespace
 
 Status load_weight_blob(const MhaDims& d, WeightType weight_type, Span<const unsigned char> blob,
                         MhaWeights& out, BlobReference* reference) noexcept {
   std::size_t total = 0;
-  EMHA_TRY(check_frame(blob, total));
+  EMHA_TRY(check_blob_frame(blob, total));
   const unsigned char* p = blob.data;
+  if (u32_at(p + f_version) >= 4 && u32_at(p + f_arithmetic) != std::uint32_t(Arithmetic::f32))
+    return Status::weight_type_mismatch;  // a full-integer layer's blob (load_weight_blob_s8)
   const std::uint32_t blob_type = weight_type_of(p);
   if (blob_type > std::uint32_t(WeightType::int8)) return Status::bad_format;
   if (blob_type != std::uint32_t(weight_type)) return Status::weight_type_mismatch;
   const bool int8 = weight_type == WeightType::int8;
   if (!same_config(d, p)) return Status::config_mismatch;
   const std::size_t count = u32_at(p + f_count), ref_rows = u32_at(p + f_ref_rows);
-  const std::size_t header = header_bytes_of(u32_at(p + f_version));
+  const std::size_t header = blob_header_bytes_of(u32_at(p + f_version));
   const std::size_t data_begin = header + count * blob_entry_bytes;
   MhaWeights w{};
   BlobReference r{};

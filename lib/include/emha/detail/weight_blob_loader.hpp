@@ -8,6 +8,7 @@
 
 #include "emha/attention/config.hpp"
 #include "emha/attention/options.hpp"
+#include "emha/attention/options_s8.hpp"
 #include "emha/detail/mha_plan.hpp"
 #include "emha/span.hpp"
 #include "emha/status.hpp"
@@ -20,6 +21,8 @@ namespace emha::detail {
 
 Status load_weight_blob(const MhaDims& d, WeightType weight_type, Span<const unsigned char> blob,
                         MhaWeights& out, BlobReference* reference) noexcept;
+Status load_weight_blob_s8(const MhaDims& d, Rounding rounding, Span<const unsigned char> blob,
+                           MhaS8Weights& out) noexcept;
 std::uint32_t crc32(const unsigned char* data, std::size_t n) noexcept;
 
 }  // namespace emha::detail

@@ -9,6 +9,10 @@
 // weights) and without the int8 tensor ids; version 1 is version 2 with header_bytes 128 and none
 // of the fields from 104 (they take their defaults). load_weights() reads all three; the exporter
 // writes version 2 for float weights (so that older builds read them) and version 3 for int8.
+// Version 4 is the full-integer layer's (Config::arithmetic s8, MhaS8Weights, emha_export.py
+// --quantize int8): the same header with arithmetic 1 and the rounding at 144 and 148, the s8
+// tensor ids below; of the dims it states d_model, heads, kv_heads, kdim, vdim and head_dim (the
+// s8 layer has no positions, norms or windows, and its score scale is in the multipliers).
 // Little-endian; every field a u32 unless it says f32 (IEEE binary32).
 //   offset  field
 //        0  magic            the 4 bytes 'E' 'M' 'H' 'A'
@@ -46,7 +50,9 @@
 //      136  relative_bidirectional  0 or 1                                   relative_bias only
 //      140  weight_type      emha::WeightType of the four projections' weights (0 f32, 1 int8);
 //                            version 3 only (versions 1 and 2: f32)
-//  144-159  reserved, zero
+//      144  arithmetic       emha::Arithmetic (0 f32, 1 s8); version 4 only
+//      148  rounding         emha::Rounding (0 double, 1 single); version 4, arithmetic s8
+//  152-159  reserved, zero
 //      160  tensor table: tensor_count entries of 16 bytes: id, rows, cols, offset
 //           tensors: rows * cols elements, row-major, each at an offset (from the blob's first
 //           byte) that is a multiple of 64; biases and norm vectors are [rows = n, cols = 1];
@@ -71,7 +77,8 @@
 //   weight_type_mismatch  the blob's weight type differs from Config::weight_type (an int8
 //                    blob for a float Config, or the reverse), or a tensor of the other
 //                    weight type (a float weight in an int8 blob, an *_int8 or *_scale id in a
-//                    float blob)
+//                    float blob), or its arithmetic differs from Config::arithmetic (an s8 blob
+//                    for a float layer, or the reverse)
 //   config_mismatch  dtype, layout, a dim or option that differs from the Config, a tensor the
 //                    Config needs that is missing (an int8 weight without its scale, or the
 //                    reverse), one it does not use, or a shape that differs (a scale that is
@@ -79,8 +86,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "emha/detail/mha_plan.hpp"
+#include "emha/detail/mha_s8_plan.hpp"
 #include "emha/detail/weight_blob_loader.hpp"
 #include "emha/attention/options.hpp"
 #include "emha/span.hpp"
@@ -88,9 +97,9 @@
 
 namespace emha {
 
-inline constexpr std::uint32_t blob_version = 3;          // the newest load_weights() reads
+inline constexpr std::uint32_t blob_version = 4;          // the newest load_weights() reads
 inline constexpr std::uint32_t blob_version_f32 = 2;      // what the exporter writes for float weights
-inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 and 3
+inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 to 4
 inline constexpr std::uint32_t blob_oldest_version = 1;   // the oldest load_weights() reads
 inline constexpr std::size_t blob_header_bytes_v1 = 128;
 inline constexpr std::size_t blob_entry_bytes = 16;
@@ -125,6 +134,21 @@ enum class BlobTensor : std::uint32_t {
   k_proj_weight_scale = 26,
   v_proj_weight_scale = 27,
   out_proj_weight_scale = 28,
+  // Version 4, arithmetic s8 (the full-integer layer, MhaS8Weights): the four projections' int8
+  // weights are ids 19-22 (q, k, v, out: never in_proj), their int32 biases with the input zero
+  // point folded in [rows, 1], their (multiplier, shift) pairs [rows, 2] int32, and the layer's
+  // 16 int32 parameters [16, 1]: the zero points of query, key, value, Q, K, V, scores, context
+  // and out, then scores (multiplier, shift), softmax (input_multiplier, input_left_shift,
+  // diff_min), context (multiplier, shift).
+  q_bias_s32 = 32,
+  k_bias_s32 = 33,
+  v_bias_s32 = 34,
+  out_bias_s32 = 35,
+  q_multiplier = 36,
+  k_multiplier = 37,
+  v_multiplier = 38,
+  out_multiplier = 39,
+  s8_params = 40,
 };
 
 // The exporter's reference, when the blob has one (rows == 0 otherwise).
@@ -142,6 +166,13 @@ Status load_weights(Span<const unsigned char> blob, MhaWeights& out,
                     BlobReference* reference = nullptr) noexcept {
   static_assert(detail::check_config<Config>());
   return detail::load_weight_blob(detail::mha_dims<Config>(), Config::weight_type, blob, out, reference);
+}
+
+// The full-integer layer's (Config::arithmetic s8): validates a version 4 blob against Config
+// (dims, head_dim, rounding) and points `out` into it; set_weights() then checks the values.
+template <class Config, std::enable_if_t<Config::arithmetic == Arithmetic::s8, int> = 0>
+Status load_weights(Span<const unsigned char> blob, MhaS8Weights& out) noexcept {
+  return detail::load_weight_blob_s8(detail::checked_dims_s8<Config>(), Config::rounding, blob, out);
 }
 
 }  // namespace emha
