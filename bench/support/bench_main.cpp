@@ -175,6 +175,7 @@ BenchRun::BenchRun(int argc, char** argv) : format_(display_format(argc, argv)) 
                  "of 31 trials\n", p.isa, p.lanes, p.chains, p.gflops, p.median_gflops);
   }
   benchmark::AddCustomContext("emha_simd_isa", emha::simd_isa());
+  benchmark::AddCustomContext("emha_simd_isa_s8", emha::simd_isa_s8());  // the full-integer kernels' variant
   benchmark::AddCustomContext("peers", peers);
   std::fprintf(text, "machine's best FMA peak: %.1f GFLOP/s (%s)\nemha kernels: %s\npeers: %s\n",
                best.gflops, best.isa, emha::simd_isa(), peers.c_str());

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // requantize_s8 (emha/kernels/requantize_s8.hpp): double rounding a vector of lanes at a time
-// where the target has RequantLanes (requant_arch.hpp), the reference's scalar loop for the rest and for single
-// rounding. Integer arithmetic: the same bytes either way.
+// where the target has RequantLanes (requant_arch.hpp), else a scalar loop with 32-bit shifts
+// (scalar_part); the reference's loop for the rest and for single rounding. Integer arithmetic:
+// the same bytes either way.
 
 #include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/requantize_s8_ref.hpp"
@@ -23,13 +24,39 @@ std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32
       V::store(V::run(acc + j, bias ? bias + j : nullptr, q + j * q_step, q_step, zero_point), y + j * ldy, ldy);
   return j;
 }
+
+// Without RequantLanes (Cortex-M4/M7, armv6, the scalar build), double rounding one output at a
+// time while the multiplier is at most 1 (shift <= 0, as every multiplier of the layer but an
+// unusual scale is) and not negative: the rounding shift's mask from a 32-bit shift (the
+// reference's 64-bit one costs a 32-bit core a branch and several instructions) and no
+// saturation test (only x = m = INT32_MIN saturates). The reference's loop takes the rest.
+template <class V = RequantLanes>
+std::size_t scalar_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
+                        std::size_t q_step, std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
+  std::size_t j = 0;
+  if constexpr (V::lanes == 0)
+    for (; j < n; ++j) {
+      const QuantizedMultiplier m = q[j * q_step];
+      if (m.shift > 0 || m.multiplier < 0) break;
+      const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(bias ? bias[j] : 0));
+      const auto high = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + (std::int64_t(1) << 30)) >> 31);
+      const int right = -m.shift;                                                   // [0, 31]
+      const auto mask = static_cast<std::int32_t>((std::uint32_t(1) << right) - 1u);
+      const std::int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+      y[j * ldy] = saturate_s8((high >> right) + ((high & mask) > threshold ? 1 : 0) + zero_point);
+    }
+  return j;
+}
 }  // namespace
 
 void requantize_s8(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
                    std::size_t q_step, Rounding rounding, std::int32_t zero_point, std::int8_t* y,
                    std::size_t ldy) noexcept {
-  const std::size_t j =
-      rounding == Rounding::double_rounding ? vector_part(n, acc, bias, q, q_step, zero_point, y, ldy) : 0;
+  std::size_t j = 0;
+  if (rounding == Rounding::double_rounding) {
+    j = vector_part(n, acc, bias, q, q_step, zero_point, y, ldy);
+    j += scalar_part(n - j, acc + j, bias ? bias + j : nullptr, q + j * q_step, q_step, zero_point, y + j * ldy, ldy);
+  }
   requantize_s8_ref(n - j, acc + j, bias ? bias + j : nullptr, q + j * q_step, q_step, rounding, zero_point,
                     y + j * ldy, ldy);
 }
