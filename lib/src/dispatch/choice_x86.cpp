@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86-64 run-time dispatch: the AVX-512 with VNNI, AVX-512, AVX2+FMA and SSE2 variants of the
-// kernels are all in the library (each compiled with its own flags, in its own namespace: isa.hpp); the first call that
-// needs a kernel picks the best one for this CPU and its OS, once. The choice is an atomic
-// pointer set once (compare-and-swap from null) and never changed after; select_simd_isa() may
-// make it first, to pin a variant (tests run each one; benchmarks compare them).
+// kernels are all in the library (each compiled with its own flags, in its own namespace:
+// isa.hpp); the first call that needs a kernel picks the best one for this CPU and its OS, once.
+// The choice is an atomic pointer set once (compare-and-swap from null) and never changed after;
+// select_simd_isa() may make it first, to pin a variant (tests run each one; benchmarks compare
+// them).
 //
 // "Best" is decided from CPUID alone, so that a machine always gets the same variant and the
 // same bits: AVX-512 where it doubles AVX2's FMA throughput (Intel's AVX-512 cores; AMD from
@@ -12,7 +13,7 @@
 // slower there at attention sizes, bench/README.md), AVX2+FMA without AVX-512, SSE2
 // below that. Timing the variants at start-up would choose by noise, and differently per run.
 //
-// The full-integer kernels (kernel_list.def's *_s8 lines, kernels_s8()) choose apart: VPDPBUSD
+// The full-integer kernels (kernel_list.def's EMHA_KERNEL_S8 lines, kernels_s8()) choose apart: VPDPBUSD
 // (AVX-512 VNNI) does 32 int8 products per 256-bit instruction where VPMADDWD does 16 after a
 // sign extension, on 256-bit units as well as 512-bit ones, so they take the VNNI variant
 // wherever it runs, Zen 4 included, while the float kernels keep the choice above. Their results
