@@ -30,11 +30,6 @@ Status check_projection(const ProjectionS8& p, std::size_t rows, std::size_t col
   return Status::ok;
 }
 
-std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape m) noexcept {
-  const std::size_t block = sh.seq_q * sh.seq_kv;
-  return m == MaskShape::per_head ? d.heads * block : m == MaskShape::per_batch_head ? sh.batch * d.heads * block : block;
-}
-
 }  // namespace
 
 Status mha_s8_check_weights(const MhaDims& d, const MhaS8Weights& w) noexcept {

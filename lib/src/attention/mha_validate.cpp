@@ -38,13 +38,6 @@ struct Elements {
   std::size_t score_bias;              // per score_bias_shape
 };
 
-std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape m) noexcept {
-  const std::size_t block = sh.seq_q * sh.seq_kv;
-  return m == MaskShape::per_head         ? d.heads * block
-         : m == MaskShape::per_batch_head ? sh.batch * d.heads * block
-                                          : block;
-}
-
 // new_kv: key and value rows per sequence (S_kv; with a cache, the S_q new tokens).
 Elements elements(const MhaDims& d, const AttentionShape& sh, const ForwardOptions& o,
                   std::size_t new_kv) noexcept {

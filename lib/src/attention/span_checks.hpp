@@ -4,11 +4,12 @@
 // mha_s8_validate.cpp): a span is absent when it is {nullptr, 0}; any other span is given, and a
 // given span with a null pointer is null_pointer. A required span that is absent is null_pointer
 // too; an optional one is simply not used; one the configuration has no use for must be absent
-// (invalid_argument).
+// (invalid_argument). And the length a mask's span must have (mask_elements).
 
 #include <cstddef>
 #include <cstdint>
 
+#include "emha/detail/mha_plan.hpp"
 #include "emha/span.hpp"
 #include "emha/status.hpp"
 
@@ -58,6 +59,15 @@ Bytes bytes_of(const T* p, std::size_t n) noexcept {
 }
 inline bool overlap(Bytes a, Bytes b) noexcept {
   return a.begin < a.end && b.begin < b.end && a.begin < b.end && b.begin < a.end;
+}
+
+
+// The elements of a [S_q, S_kv] mask given per `m` (attn_masked, attn_additive, score_bias).
+inline std::size_t mask_elements(const MhaDims& d, const AttentionShape& sh, MaskShape m) noexcept {
+  const std::size_t block = sh.seq_q * sh.seq_kv;
+  return m == MaskShape::per_head         ? d.heads * block
+         : m == MaskShape::per_batch_head ? sh.batch * d.heads * block
+                                          : block;
 }
 
 }  // namespace emha::detail
