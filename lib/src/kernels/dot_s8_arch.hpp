@@ -9,8 +9,11 @@
 //                         load_offset as b + 128, and 128 * sum(a) = madd(0, unit(), a), once per
 //                         row of a, is subtracted from each total (exact modulo 2^32, so exact);
 //                         false elsewhere (no load_offset, no unit)
-//   DotS8::rows           rows of a gemm_s8 blocks together (2 where the registers hold 2 x 4
-//                         accumulators and the operands; 1 on Cortex-M and the scalar path)
+//   DotS8::rows           rows of a gemm_s8 blocks together (4 with AVX-512's 32 vector registers,
+//                         2 where the registers hold 2 x 4 accumulators and the operands; 1 on
+//                         Cortex-M and the scalar path)
+//   DotS8::sum4(s, t)     t[j] = sum(s[j]) for j < 4, where one reduction of four is cheaper than
+//                         four (x86: VPHADDD); absent elsewhere (gemm_s8 then calls sum four times)
 // One struct per target, chosen by the compiler's feature macros:
 //   x86 AVX-512 VNNI              VPDPBUSD on 256-bit vectors (32 per step): unsigned x signed, so
 //                                 b is offset to b + 128 (XOR 0x80) and 128 * sum(a) subtracted
@@ -49,11 +52,19 @@ inline std::int32_t sum_epi32(__m256i s) noexcept {
   q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
   return _mm_cvtsi128_si32(q);
 }
+
+// t[j] = the total of s[j]'s 8 int32 lanes, j < 4: three VPHADDD and one add of halves for the
+// four (modulo 2^32, as every sum here).
+inline void sum4_epi32(const __m256i* s, std::int32_t* t) noexcept {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
+  const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(t), q);
+}
 #endif
 
 #if EMHA_SIMD && defined(__AVX512VNNI__) && defined(__AVX512VL__)
 struct DotS8 {  // 256 bits: as many products per instruction on Zen 4's 256-bit units, k steps half as long
-  static constexpr std::size_t rows = 2;
+  static constexpr std::size_t rows = 4;  // 16 accumulators, 4 rows of a and b's vector: 21 of 32 registers
   static constexpr std::size_t step = 32;
   static constexpr bool offset = true;
   using in = __m256i;
@@ -67,6 +78,7 @@ struct DotS8 {  // 256 bits: as many products per instruction on Zen 4's 256-bit
     return s;
   }
   static std::int32_t sum(acc s) noexcept { return sum_epi32(s); }
+  static void sum4(const acc* s, std::int32_t* t) noexcept { sum4_epi32(s, t); }
 };
 #elif EMHA_SIMD && defined(__AVX512BW__)
 struct DotS8 {
@@ -96,6 +108,7 @@ struct DotS8 {
   static in load(const std::int8_t* p) noexcept { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static acc madd(acc s, in a, in b) noexcept { return _mm256_add_epi32(s, _mm256_madd_epi16(a, b)); }
   static std::int32_t sum(acc s) noexcept { return sum_epi32(s); }
+  static void sum4(const acc* s, std::int32_t* t) noexcept { sum4_epi32(s, t); }
 };
 #elif EMHA_SIMD && defined(__SSE2__)
 struct DotS8 {

@@ -8,6 +8,8 @@
 #include "isa_kernels.hpp"
 #include "kernels/dot_s8_arch.hpp"
 
+#include <type_traits>
+
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
@@ -44,6 +46,21 @@ inline std::int32_t correction(std::size_t kv, const std::int8_t* a) noexcept {
   }
 }
 
+template <class T, class = void>
+struct HasSum4 : std::false_type {};
+template <class T>
+struct HasSum4<T, std::void_t<decltype(T::sum4(nullptr, nullptr))>> : std::true_type {};
+
+// t[j] = T::sum(s[j]) for j < 4: one reduction of the four where T has sum4.
+template <class T = D>
+inline void sum4(const typename T::acc* s, std::int32_t* t) noexcept {
+  if constexpr (HasSum4<T>::value) {
+    T::sum4(s, t);
+  } else {
+    for (std::size_t j = 0; j < 4; ++j) t[j] = T::sum(s[j]);
+  }
+}
+
 // c[r][j] for R rows of a (stride lda) and C rows of b (stride ldb), c's rows ldc apart; corr[r]
 // the correction of row r. Totals modulo 2^32: where D::offset the parts may wrap, the total not.
 template <std::size_t R, std::size_t C>
@@ -61,35 +78,51 @@ inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const st
       for (std::size_t r = 0; r < R; ++r) s[r][j] = D::madd(s[r][j], y, x[r]);
     }
   }
-  for (std::size_t r = 0; r < R; ++r)
+  for (std::size_t r = 0; r < R; ++r) {
+    std::int32_t t[C];
+    if constexpr (C == 4) {
+      sum4(s[r], t);
+    } else {
+      for (std::size_t j = 0; j < C; ++j) t[j] = D::sum(s[r][j]);
+    }
     for (std::size_t j = 0; j < C; ++j)
-      c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(D::sum(s[r][j])) - corr[r] +
+      c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(t[j]) - corr[r] +
                                                  std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb)));
+  }
 }
 
-// One row of a against four of b, the accumulators named: GCC 12 keeps the array of the general
-// block in memory when its accumulators are core registers (Helium's VMLADAVA, the M4's SMLAD),
-// five stores per step.
+// One row of a against four of b, the accumulators named and the pointers walking: GCC 12 keeps
+// the array of the general block in memory when its accumulators are core registers (Helium's
+// VMLADAVA, the M4's SMLAD), five stores per step, and indexes every load from the base (an add
+// per load) where the pointers do not step themselves.
 template <>
 inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const std::int8_t* b, std::size_t ldb,
                         const std::uint32_t* corr, std::int32_t* c, std::size_t) noexcept {
   const std::size_t kv = k - k % D::step;
-  const std::int8_t *b0 = b, *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
+  const std::int8_t *p0 = b, *p1 = b + ldb, *p2 = b + 2 * ldb, *p3 = b + 3 * ldb;
   D::acc s0 = D::zero(), s1 = D::zero(), s2 = D::zero(), s3 = D::zero();
-  for (std::size_t p = 0; p < kv; p += D::step) {
-    const D::in x = D::load(a + p);
-    s0 = D::madd(s0, load_b<D>(b0 + p), x);
-    s1 = D::madd(s1, load_b<D>(b1 + p), x);
-    s2 = D::madd(s2, load_b<D>(b2 + p), x);
-    s3 = D::madd(s3, load_b<D>(b3 + p), x);
+  for (const std::int8_t *x_at = a, *const end = a + kv; x_at != end; x_at += D::step) {
+    const D::in x = D::load(x_at);
+    s0 = D::madd(s0, load_b<D>(p0), x);
+    s1 = D::madd(s1, load_b<D>(p1), x);
+    s2 = D::madd(s2, load_b<D>(p2), x);
+    s3 = D::madd(s3, load_b<D>(p3), x);
+    p0 += D::step;
+    p1 += D::step;
+    p2 += D::step;
+    p3 += D::step;
   }
-  const auto total = [&](D::acc s, const std::int8_t* bj) {
-    return static_cast<std::int32_t>(std::uint32_t(D::sum(s)) - corr[0] + std::uint32_t(tail(kv, k, a, bj)));
-  };
-  c[0] = total(s0, b0);
-  c[1] = total(s1, b1);
-  c[2] = total(s2, b2);
-  c[3] = total(s3, b3);
+  std::int32_t t[4];
+  if constexpr (HasSum4<D>::value) {
+    const D::acc s[4] = {s0, s1, s2, s3};
+    sum4(s, t);
+  } else {  // the accumulators stay named (core registers on Cortex-M)
+    t[0] = D::sum(s0), t[1] = D::sum(s1), t[2] = D::sum(s2), t[3] = D::sum(s3);
+  }
+  for (std::size_t j = 0; j < 4; ++j) {
+    const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a, b + j * ldb));
+    c[j] = static_cast<std::int32_t>(std::uint32_t(t[j]) - corr[0] + rest);
+  }
 }
 
 // R rows of a against every row of b.

@@ -8,6 +8,12 @@
 //   x86 AVX2 (and the AVX-512 variant), 8 lanes: the reference's steps per lane, the 64-bit
 //   products from VPMULDQ on even and odd lanes (the multipliers are >= 0: set_weights and the
 //   kernel's contract keep them in [0, 2^31), so the product never saturates).
+// The steps, per target (requantize_s8.cpp strings them together, multipliers split once per
+// tensor or loaded per vector of channels):
+//   RequantLanes::load(p), add(a, b), splat(v)   int32 lanes; add modulo 2^32
+//   RequantLanes::broadcast(q), pairs(q)         one multiplier for every lane; q[0 .. lanes-1]
+//   RequantLanes::apply(x, q, zero_point)        the lanes' outputs, int8 once store narrows them
+//   RequantLanes::store(v, y, ldy)               the lanes to y[i * ldy], saturated to int8
 // RequantLanes::lanes is 0 elsewhere (SSE2, Cortex-M4/M7, armv6: the scalar loop runs).
 
 #include <cstddef>
@@ -24,6 +30,9 @@
 #elif EMHA_SIMD && defined(EMHA_SIMD_MVE)
 #include <arm_mve.h>
 #endif
+#if defined(__ARM_FEATURE_SAT) && !defined(__aarch64__)
+#include <arm_acle.h>
+#endif
 
 namespace emha::detail {
 inline namespace EMHA_ISA {
@@ -31,36 +40,42 @@ inline namespace EMHA_ISA {
 #if EMHA_SIMD && defined(__AVX2__)
 struct RequantLanes {
   static constexpr std::size_t lanes = 8;
-  static __m256i run(const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
-                     std::size_t step, std::int32_t zero_point) noexcept {
-    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc));
-    if (bias) x = _mm256_add_epi32(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)));
-    __m256i m, shift;
-    if (step) {  // {multiplier, shift} pairs: even and odd int32 of two vectors
-      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4));
-      const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-      const __m256i pa = _mm256_permutevar8x32_epi32(a, order), pb = _mm256_permutevar8x32_epi32(b, order);
-      m = _mm256_permute2x128_si256(pa, pb, 0x20);
-      shift = _mm256_permute2x128_si256(pa, pb, 0x31);
-    } else {
-      m = _mm256_set1_epi32(q->multiplier);
-      shift = _mm256_set1_epi32(q->shift);
-    }
+  using vec = __m256i;
+  struct Multipliers {
+    __m256i m, left, right;  // per lane: the multiplier, max(shift, 0), max(-shift, 0)
+  };
+  static vec load(const std::int32_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static vec add(vec a, vec b) noexcept { return _mm256_add_epi32(a, b); }  // modulo 2^32, as the reference
+  static vec splat(std::int32_t v) noexcept { return _mm256_set1_epi32(v); }
+  static Multipliers split(__m256i m, __m256i shift) noexcept {
+    const __m256i zero = _mm256_setzero_si256();
+    return {m, _mm256_max_epi32(shift, zero), _mm256_sub_epi32(zero, _mm256_min_epi32(shift, zero))};
+  }
+  static Multipliers broadcast(QuantizedMultiplier q) noexcept { return split(splat(q.multiplier), splat(q.shift)); }
+  // q[0..7]'s {multiplier, shift} pairs: even and odd int32 of two vectors.
+  static Multipliers pairs(const QuantizedMultiplier* q) noexcept {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4));
+    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256i pa = _mm256_permutevar8x32_epi32(a, order), pb = _mm256_permutevar8x32_epi32(b, order);
+    return split(_mm256_permute2x128_si256(pa, pb, 0x20), _mm256_permute2x128_si256(pa, pb, 0x31));
+  }
+  // requantize(x, q) + zero_point per lane (double rounding; store saturates to int8).
+  static vec apply(vec x, const Multipliers& q, vec zero_point) noexcept {
     const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
-    const __m256i left = _mm256_max_epi32(shift, zero), right = _mm256_sub_epi32(zero, _mm256_min_epi32(shift, zero));
-    x = _mm256_sllv_epi32(x, left);  // modulo 2^32, as the reference
+    x = _mm256_sllv_epi32(x, q.left);  // modulo 2^32, as the reference
     // (x * m + 2^30) >> 31 per lane: bits 31..62 of the 64-bit sum, from even and odd lanes.
     const __m256i nudge = _mm256_set1_epi64x(std::int64_t(1) << 30);
-    const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, m), nudge), 31);
-    const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), nudge);
+    const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, q.m), nudge), 31);
+    const __m256i odd =
+        _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(q.m, 32)), nudge);
     x = _mm256_blend_epi32(even, _mm256_slli_epi64(_mm256_srli_epi64(odd, 31), 32), 0xaa);
     // round(x / 2^right), half away from zero: (x >> right) + (remainder > threshold).
-    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, q.right), one);
     const __m256i remainder = _mm256_and_si256(x, mask);
     const __m256i threshold = _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_cmpgt_epi32(zero, x));
-    x = _mm256_sub_epi32(_mm256_srav_epi32(x, right), _mm256_cmpgt_epi32(remainder, threshold));
-    return _mm256_add_epi32(x, _mm256_set1_epi32(zero_point));
+    x = _mm256_sub_epi32(_mm256_srav_epi32(x, q.right), _mm256_cmpgt_epi32(remainder, threshold));
+    return _mm256_add_epi32(x, zero_point);
   }
   // The eight lanes saturated to int8 (two saturating packs keep their order) to y[i * ldy].
   static void store(__m256i v, std::int8_t* y, std::size_t ldy) noexcept {
@@ -78,25 +93,29 @@ struct RequantLanes {
 #elif EMHA_SIMD && ((defined(__ARM_NEON) || defined(__ARM_NEON__)) || defined(EMHA_SIMD_MVE))
 struct RequantLanes {
   static constexpr std::size_t lanes = 4;
-  // Four outputs of acc[0..3] + bias[0..3] (bias may be null) with multipliers q[0], q[step], ...
-  // (step 0 or 1), as int32 lanes in [-128, 127].
-  static int32x4_t run(const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
-                       std::size_t step, std::int32_t zero_point) noexcept {
-    int32x4_t x = vld1q_s32(acc);
-    if (bias) x = vaddq_s32(x, vld1q_s32(bias));  // modulo 2^32, as the reference
-    int32x4_t m, shift;
-    if (step) {
-      load_pairs(reinterpret_cast<const std::int32_t*>(q), m, shift);
-    } else {
-      m = vdupq_n_s32(q->multiplier);
-      shift = vdupq_n_s32(q->shift);
-    }
+  using vec = int32x4_t;
+  struct Multipliers {
+    int32x4_t m, left, right_neg;  // per lane: the multiplier, max(shift, 0), min(shift, 0) = -right
+  };
+  static vec load(const std::int32_t* p) noexcept { return vld1q_s32(p); }
+  static vec add(vec a, vec b) noexcept { return vaddq_s32(a, b); }  // modulo 2^32, as the reference
+  static vec splat(std::int32_t v) noexcept { return vdupq_n_s32(v); }
+  static Multipliers split(int32x4_t m, int32x4_t shift) noexcept {
     const int32x4_t zero = vdupq_n_s32(0);
-    const int32x4_t left = vmaxq_s32(shift, zero), right_neg = vminq_s32(shift, zero);  // -right
-    x = vqrdmulhq_s32(vshlq_s32(x, left), m);
-    const int32x4_t fixup = vshrq_n_s32(vandq_s32(x, right_neg), 31);
-    x = vrshlq_s32(vqaddq_s32(x, fixup), right_neg);
-    x = vaddq_s32(x, vdupq_n_s32(zero_point));
+    return {m, vmaxq_s32(shift, zero), vminq_s32(shift, zero)};
+  }
+  static Multipliers broadcast(QuantizedMultiplier q) noexcept { return split(splat(q.multiplier), splat(q.shift)); }
+  static Multipliers pairs(const QuantizedMultiplier* q) noexcept {
+    int32x4_t m, shift;
+    load_pairs(reinterpret_cast<const std::int32_t*>(q), m, shift);
+    return split(m, shift);
+  }
+  // requantize(x, q) + zero_point per lane (double rounding), clamped to [-128, 127].
+  static vec apply(vec x, const Multipliers& q, vec zero_point) noexcept {
+    x = vqrdmulhq_s32(vshlq_s32(x, q.left), q.m);
+    const int32x4_t fixup = vshrq_n_s32(vandq_s32(x, q.right_neg), 31);
+    x = vrshlq_s32(vqaddq_s32(x, fixup), q.right_neg);
+    x = vaddq_s32(x, zero_point);
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(INT8_MIN)), vdupq_n_s32(INT8_MAX));
   }
   // Four {multiplier, shift} pairs at p, de-interleaved: VLD2 on NEON; two gathers on Helium,
@@ -145,6 +164,16 @@ struct RequantLanes {
   static constexpr std::size_t lanes = 0;
 };
 #endif
+
+// v clamped to [-128, 127]: one SSAT where the core has it (Cortex-M4/M7, armv6), two compares
+// elsewhere.
+inline std::int8_t clamp_s8(std::int32_t v) noexcept {
+#if defined(__ARM_FEATURE_SAT) && !defined(__aarch64__)
+  return static_cast<std::int8_t>(__ssat(v, 8));
+#else
+  return static_cast<std::int8_t>(v > INT8_MAX ? INT8_MAX : v < INT8_MIN ? INT8_MIN : v);
+#endif
+}
 
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -14,38 +14,77 @@ inline namespace EMHA_ISA {
 
 namespace {
 // The outputs the vector lanes cover (double rounding), returning how many; 0 without RequantLanes.
+// One loop per use, so that none tests bias or q_step per vector: the projections' (a bias, a
+// multiplier per channel) and the attention's (no bias, one multiplier, split once).
+template <bool Bias, bool PerChannel, class V>
+std::size_t lanes_loop(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
+                       std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
+  const typename V::vec z = V::splat(zero_point);
+  typename V::Multipliers m{};
+  if constexpr (!PerChannel) m = V::broadcast(*q);
+  std::size_t j = 0;
+  for (; j + V::lanes <= n; j += V::lanes) {
+    typename V::vec x = V::load(acc + j);
+    if constexpr (Bias) x = V::add(x, V::load(bias + j));
+    if constexpr (PerChannel) m = V::pairs(q + j);
+    V::store(V::apply(x, m, z), y + j * ldy, ldy);
+  }
+  return j;
+}
+
 template <class V = RequantLanes>
 std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
                         const QuantizedMultiplier* q, std::size_t q_step, std::int32_t zero_point, std::int8_t* y,
                         std::size_t ldy) noexcept {
-  std::size_t j = 0;
-  if constexpr (V::lanes > 0)
-    for (; j + V::lanes <= n; j += V::lanes)
-      V::store(V::run(acc + j, bias ? bias + j : nullptr, q + j * q_step, q_step, zero_point), y + j * ldy, ldy);
-  return j;
+  if constexpr (V::lanes > 0) {
+    if (n < V::lanes) return 0;
+    if (q_step)
+      return bias ? lanes_loop<true, true, V>(n, acc, bias, q, zero_point, y, ldy)
+                  : lanes_loop<false, true, V>(n, acc, bias, q, zero_point, y, ldy);
+    return bias ? lanes_loop<true, false, V>(n, acc, bias, q, zero_point, y, ldy)
+                : lanes_loop<false, false, V>(n, acc, bias, q, zero_point, y, ldy);
+  } else {
+    return 0;
+  }
 }
 
 // Without RequantLanes (Cortex-M4/M7, armv6, the scalar build), double rounding one output at a
 // time while the multiplier is at most 1 (shift <= 0, as every multiplier of the layer but an
 // unusual scale is) and not negative: the rounding shift's mask from a 32-bit shift (the
 // reference's 64-bit one costs a 32-bit core a branch and several instructions) and no
-// saturation test (only x = m = INT32_MIN saturates). The reference's loop takes the rest.
+// saturation test (only x = m = INT32_MIN saturates). One loop per use, as lanes_loop; with one
+// multiplier its mask and threshold are the loop's invariants. The reference's loop takes the rest.
+template <bool Bias, bool PerChannel>
+std::size_t scalar_loop(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
+                        std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
+  if (!PerChannel && (q->shift > 0 || q->multiplier < 0)) return 0;
+  std::size_t j = 0;
+  for (; j < n; ++j) {
+    const QuantizedMultiplier m = q[PerChannel ? j : 0];
+    if (PerChannel && (m.shift > 0 || m.multiplier < 0)) break;
+    const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(Bias ? bias[j] : 0));
+    const auto high = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + (std::int64_t(1) << 30)) >> 31);
+    const int right = -m.shift;  // [0, 31]
+    const auto mask = static_cast<std::int32_t>((std::uint32_t(1) << right) - 1u);
+    const std::int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+    y[j * ldy] = clamp_s8((high >> right) + ((high & mask) > threshold ? 1 : 0) + zero_point);
+  }
+  return j;
+}
+
 template <class V = RequantLanes>
 std::size_t scalar_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
                         std::size_t q_step, std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
-  std::size_t j = 0;
-  if constexpr (V::lanes == 0)
-    for (; j < n; ++j) {
-      const QuantizedMultiplier m = q[j * q_step];
-      if (m.shift > 0 || m.multiplier < 0) break;
-      const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(bias ? bias[j] : 0));
-      const auto high = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + (std::int64_t(1) << 30)) >> 31);
-      const int right = -m.shift;                                                   // [0, 31]
-      const auto mask = static_cast<std::int32_t>((std::uint32_t(1) << right) - 1u);
-      const std::int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
-      y[j * ldy] = saturate_s8((high >> right) + ((high & mask) > threshold ? 1 : 0) + zero_point);
-    }
-  return j;
+  if constexpr (V::lanes == 0) {
+    if (n == 0) return 0;
+    if (q_step)
+      return bias ? scalar_loop<true, true>(n, acc, bias, q, zero_point, y, ldy)
+                  : scalar_loop<false, true>(n, acc, bias, q, zero_point, y, ldy);
+    return bias ? scalar_loop<true, false>(n, acc, bias, q, zero_point, y, ldy)
+                : scalar_loop<false, false>(n, acc, bias, q, zero_point, y, ldy);
+  } else {
+    return 0;
+  }
 }
 }  // namespace
 
