@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The full-integer layer's pass (emha/attention/mha_s8.hpp), one sequence at a time:
 //   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED);
-//      K's row sums per head and V^T's row sums, which carry the zero points below.
-//   2. Per query row and head: the row's int32 Q K^T sums over the keys the causal mask leaves,
-//      requantized to int8 scores; the unmasked ones (packed when other masks are given) put
+//      K's row sums per head and V^T's row sums, which carry the zero points below (every row sum
+//      here, Q's and the probabilities' too, a gemm_s8 with a vector of ones).
+//   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8 each), per
+//      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8 scores; the unmasked ones (packed when other masks are given) put
 //      through TFLite's softmax (softmax_s8_row: the reference's bytes, its exps from the layer's
 //      table), the masked ones -128; then P V over every key (a masked key's probability is
 //      -128, whose weight p + 128 is 0) into the context row.
@@ -118,7 +119,9 @@ bool masked(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m,
 struct Buffers {
   std::int8_t *q, *k, *vt, *context;
   std::int32_t *k_sums, *v_sums, *sums;
-  std::int8_t *keep, *scores, *probs, *row;  // one query row's [S_kv] each
+  std::int8_t *keep, *scores, *probs;  // one query row's [S_kv] each
+  std::int8_t* p;                       // mha_s8_attend_rows rows of probabilities [S_kv each]
+  std::int8_t* ones;                    // [max(S_kv, d_k)], every byte 1
 };
 
 Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
@@ -128,59 +131,73 @@ Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
   const Status s[] = {arena.allocate(a.q, b.q, 64),           arena.allocate(a.k, b.k, 64),
                       arena.allocate(a.vt, b.vt, 64),         arena.allocate(a.context, b.context, 64),
                       arena.allocate(a.k_sums / 4, b.k_sums, 64), arena.allocate(a.v_sums / 4, b.v_sums, 64),
-                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row, row, 64)};
+                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row, row, 64),
+                      arena.allocate(a.ones, b.ones, 64)};
   for (Status e : s)
     if (e != Status::ok) return e;
   b.keep = row;
   b.scores = row + skv;
   b.probs = row + 2 * skv;
-  b.row = row + 3 * skv;
+  b.p = row + 3 * skv;
+  for (std::size_t i = 0; i < a.ones; ++i) b.ones[i] = 1;
   return Status::ok;
 }
 
-// Step 2 for query row i of head h (K/V head g): its context row, and its probabilities to `p_out`
-// when asked.
+// Keys 0 .. used - 1 of query row i can be unmasked: the causal mask keeps j <= i + causal_offset.
+std::size_t keys_used(const AttentionMasks& m, std::size_t skv, std::size_t i) noexcept {
+  if (m.causal && m.causal_offset < skv && i + m.causal_offset + 1 < skv) return i + m.causal_offset + 1;
+  return skv;
+}
+
+// Step 2 for query rows i0 .. i0 + rows - 1 of head h (K/V head g), rows <= mha_s8_attend_rows:
+// their context rows, and their probabilities to p_out (rows of S_kv, null when not asked). The
+// rows' Q K^T and P V are one gemm_s8 each, over the keys the last row reaches (a causal row
+// ignores the few past its own).
 template <Rounding R, bool Reference>
-void attend_row(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, const AttentionShape& sh,
-                const AttentionMasks& m, const Buffers& buf, std::size_t b, std::size_t h, std::size_t i,
-                std::int8_t* p_out) noexcept {
-  const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim();
-  const std::int8_t* q = buf.q + i * d.q_dim() + h * dk;
-  // Keys 0 .. used - 1 can be unmasked: the causal mask keeps j <= i + causal_offset.
-  std::size_t used = skv;
-  if (m.causal && m.causal_offset < skv && i + m.causal_offset + 1 < skv) used = i + m.causal_offset + 1;
-  std::int32_t q_sum = 0;
-  for (std::size_t c = 0; c < dk; ++c) q_sum += q[c];
-  gemm<Reference>(1, used, dk, q, dk, buf.k + g * dk, kv, buf.sums, used);
+void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, const AttentionShape& sh,
+                 const AttentionMasks& m, const Buffers& buf, std::size_t b, std::size_t h, std::size_t i0,
+                 std::size_t rows, std::int8_t* p_out) noexcept {
+  const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim(), q_dim = d.q_dim();
+  const std::size_t reach = keys_used(m, skv, i0 + rows - 1);  // the most keys of any of the rows
+  gemm<Reference>(rows, reach, dk, buf.q + i0 * q_dim + h * dk, q_dim, buf.k + g * dk, kv, buf.sums, reach);
   const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
-  const std::uint32_t zz = std::uint32_t(dk) * zq * zk - zk * std::uint32_t(q_sum);
   const std::int32_t* k_sums = buf.k_sums + g;
-  for (std::size_t j = 0; j < used; ++j)
-    buf.sums[j] = wrap_sum(buf.sums[j], zz, 0u - zq * std::uint32_t(k_sums[j * d.kv_heads]));
-  requant<R, Reference>(used, buf.sums, nullptr, &w.scores, 0, w.zero_point_scores, buf.scores, 1);
-  if (!key_masks(m)) {
-    softmax<R, Reference>(used, buf.scores, w, table, buf.row, buf.sums);
-  } else {  // TFLite's softmax of the unmasked scores, packed; the masked ones -128
-    std::size_t n = 0;
-    for (std::size_t j = 0; j < used; ++j) {
-      buf.keep[j] = !masked(d, sh, m, b, h, i, j);
-      if (buf.keep[j]) buf.probs[n++] = buf.scores[j];
+  std::int32_t q_sums[mha_s8_attend_rows], p_sums[mha_s8_attend_rows];
+  gemm<Reference>(rows, 1, dk, buf.q + i0 * q_dim + h * dk, q_dim, buf.ones, dk, q_sums, 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t i = i0 + r, used = keys_used(m, skv, i);
+    std::int32_t* sums = buf.sums + r * reach;  // this row's Q K^T sums, then its softmax's scratch
+    std::int8_t* row = buf.p + r * skv;
+    const std::uint32_t zz = std::uint32_t(dk) * zq * zk - zk * std::uint32_t(q_sums[r]);
+    for (std::size_t j = 0; j < used; ++j)
+      sums[j] = wrap_sum(sums[j], zz, 0u - zq * std::uint32_t(k_sums[j * d.kv_heads]));
+    requant<R, Reference>(used, sums, nullptr, &w.scores, 0, w.zero_point_scores, buf.scores, 1);
+    if (!key_masks(m)) {
+      softmax<R, Reference>(used, buf.scores, w, table, row, sums);
+    } else {  // TFLite's softmax of the unmasked scores, packed; the masked ones -128
+      std::size_t n = 0;
+      for (std::size_t j = 0; j < used; ++j) {
+        buf.keep[j] = !masked(d, sh, m, b, h, i, j);
+        if (buf.keep[j]) buf.probs[n++] = buf.scores[j];
+      }
+      if (n > 0) softmax<R, Reference>(n, buf.probs, w, table, buf.probs, sums);
+      for (std::size_t j = 0, at = 0; j < used; ++j) row[j] = buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
     }
-    if (n > 0) softmax<R, Reference>(n, buf.probs, w, table, buf.probs, buf.sums);
-    for (std::size_t j = 0, at = 0; j < used; ++j) buf.row[j] = buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
+    for (std::size_t j = used; j < skv; ++j) row[j] = INT8_MIN;
+    if (p_out)
+      for (std::size_t j = 0; j < skv; ++j) p_out[r * skv + j] = row[j];
   }
-  std::int32_t p_sum = 0;
-  for (std::size_t j = used; j < skv; ++j) buf.row[j] = INT8_MIN;
-  for (std::size_t j = 0; j < skv; ++j) p_sum += buf.row[j];
-  if (p_out)
-    for (std::size_t j = 0; j < skv; ++j) p_out[j] = buf.row[j];
-  gemm<Reference>(1, dk, skv, buf.row, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
+  gemm<Reference>(rows, 1, skv, buf.p, skv, buf.ones, skv, p_sums, 1);
+  gemm<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
   const auto zv = std::uint32_t(w.zero_point_v);
-  const std::uint32_t weights = std::uint32_t(p_sum) + 128u * std::uint32_t(skv);  // sum (p + 128)
-  std::int8_t* ctx = buf.context + i * d.q_dim() + h * dk;
-  for (std::size_t c = 0; c < dk; ++c)
-    buf.sums[c] = wrap_sum(buf.sums[c], 128u * std::uint32_t(buf.v_sums[g * dk + c]), 0u - zv * weights);
-  requant<R, Reference>(dk, buf.sums, nullptr, &w.context, 0, w.zero_point_context, ctx, 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::int32_t* sums = buf.sums + r * dk;
+    const std::uint32_t weights = std::uint32_t(p_sums[r]) + 128u * std::uint32_t(skv);  // sum (p + 128)
+    for (std::size_t c = 0; c < dk; ++c)
+      sums[c] = wrap_sum(sums[c], 128u * std::uint32_t(buf.v_sums[g * dk + c]), 0u - zv * weights);
+    requant<R, Reference>(dk, sums, nullptr, &w.context, 0, w.zero_point_context,
+                          buf.context + (i0 + r) * q_dim + h * dk, 1);
+  }
 }
 
 }  // namespace
@@ -202,21 +219,14 @@ Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Ta
                           buf.k, kv, 1);
     project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf.sums,
                           buf.vt, 1, skv);
-    for (std::size_t j = 0; j < skv; ++j)
-      for (std::size_t g = 0; g < d.kv_heads; ++g) {
-        std::int32_t s = 0;
-        for (std::size_t c = 0; c < dk; ++c) s += buf.k[j * kv + g * dk + c];
-        buf.k_sums[j * d.kv_heads + g] = s;
-      }
-    for (std::size_t c = 0; c < kv; ++c) {
-      std::int32_t s = 0;
-      for (std::size_t j = 0; j < skv; ++j) s += buf.vt[c * skv + j];
-      buf.v_sums[c] = s;
-    }
+    for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head, V^T's row sums
+      gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g, d.kv_heads);
+    gemm<Reference>(kv, 1, skv, buf.vt, skv, buf.ones, skv, buf.v_sums, 1);
     for (std::size_t h = 0; h < d.heads; ++h)
-      for (std::size_t i = 0; i < sq; ++i) {
+      for (std::size_t i = 0; i < sq; i += mha_s8_attend_rows) {
+        const std::size_t rows = sq - i < mha_s8_attend_rows ? sq - i : mha_s8_attend_rows;
         std::int8_t* p = o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i) * skv : nullptr;
-        attend_row<R, Reference>(d, w, table, sh, o.masks, buf, b, h, i, p);
+        attend_rows<R, Reference>(d, w, table, sh, o.masks, buf, b, h, i, rows, p);
       }
     const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
     project<R, Reference>(sq, d.q_dim(), Rows<const std::int8_t>{buf.context, d.q_dim()}, w.out, d.d_model,

@@ -5,6 +5,9 @@
 //   DotS8::load(p)        `step` int8 at p (any alignment) in the form madd takes
 //   DotS8::madd(s, a, b)  s + the products a[i] * b[i], pairwise into int32 lanes
 //   DotS8::sum(s)         the lanes' total
+//   DotS8::load_part(p, n) the first n < step int8 at p, the rest 0, nothing past p + n read (where
+//                         the target masks loads: AVX-512; elsewhere absent, and k's tail is a
+//                         scalar loop); with offset, offset_of(v) is v + 128
 //   DotS8::offset         true where madd's first operand is unsigned (VNNI): b is loaded by
 //                         load_offset as b + 128, and 128 * sum(a) = madd(0, unit(), a), once per
 //                         row of a, is subtracted from each total (exact modulo 2^32, so exact);
@@ -15,8 +18,9 @@
 //   DotS8::sum4(s, t)     t[j] = sum(s[j]) for j < 4, where one reduction of four is cheaper than
 //                         four (x86: VPHADDD); absent elsewhere (gemm_s8 then calls sum four times)
 // One struct per target, chosen by the compiler's feature macros:
-//   x86 AVX-512 VNNI              VPDPBUSD on 256-bit vectors (32 per step): unsigned x signed, so
-//                                 b is offset to b + 128 (XOR 0x80) and 128 * sum(a) subtracted
+//   x86 AVX-512 VNNI              VPDPBUSD on 512-bit vectors (64 per step, k's tail a masked
+//                                 load): unsigned x signed, so b is offset to b + 128 (XOR 0x80)
+//                                 and 128 * sum(a) subtracted
 //   x86 AVX-512BW / AVX2 / SSE2   sign-extend to int16, VPMADDWD (32 / 16 / 8 per step)
 //   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
 //   aarch64, armv7 NEON           SMULL/VMULL.S8 to int16, SADALP/VPADAL.S16 (16 per step; two
@@ -62,23 +66,44 @@ inline void sum4_epi32(const __m256i* s, std::int32_t* t) noexcept {
 }
 #endif
 
-#if EMHA_SIMD && defined(__AVX512VNNI__) && defined(__AVX512VL__)
-struct DotS8 {  // 256 bits: as many products per instruction on Zen 4's 256-bit units, k steps half as long
+#if EMHA_SIMD && defined(__AVX512BW__)
+// 16 int32 lanes added in two halves of 8.
+inline __m256i halves_epi32(__m512i s) noexcept {  // __builtin_shufflevector: GCC 12 flags the
+  const __v16si v = reinterpret_cast<__v16si>(s);   // extract of _mm512_reduce_add_epi32 (-Werror)
+  const auto lo = reinterpret_cast<__m256i>(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7));
+  const auto hi = reinterpret_cast<__m256i>(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+  return _mm256_add_epi32(lo, hi);
+}
+
+#endif
+
+
+#if EMHA_SIMD && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+struct DotS8 {  // 512 bits (Zen 4 splits them in two: the same rate as 256; full width on Intel, Zen 5)
   static constexpr std::size_t rows = 4;  // 16 accumulators, 4 rows of a and b's vector: 21 of 32 registers
-  static constexpr std::size_t step = 32;
+  static constexpr std::size_t step = 64;
   static constexpr bool offset = true;
-  using in = __m256i;
-  using acc = __m256i;
-  static acc zero() noexcept { return _mm256_setzero_si256(); }
-  static in load(const std::int8_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static in unit() noexcept { return _mm256_set1_epi8(char(0x80)); }  // 128 as unsigned
-  static in load_offset(const std::int8_t* p) noexcept { return _mm256_xor_si256(load(p), unit()); }  // p + 128
+  using in = __m512i;
+  using acc = __m512i;
+  static acc zero() noexcept { return _mm512_setzero_si512(); }
+  static in load(const std::int8_t* p) noexcept { return _mm512_loadu_si512(p); }
+  // The first n < 64 of p, the rest 0 (a masked load: nothing past p + n is read). A zero of a
+  // adds nothing to a product or to 128 * sum(a), so k's tail needs no scalar loop.
+  static in load_part(const std::int8_t* p, std::size_t n) noexcept {
+    return _mm512_maskz_loadu_epi8((__mmask64(1) << n) - 1, p);
+  }
+  static in unit() noexcept { return _mm512_set1_epi8(char(0x80)); }  // 128 as unsigned
+  static in offset_of(in b) noexcept { return _mm512_xor_si512(b, unit()); }  // b + 128
+  static in load_offset(const std::int8_t* p) noexcept { return offset_of(load(p)); }
   static acc madd(acc s, in u, in b) noexcept {  // u unsigned; asm: GCC 12 copies the intrinsic's
     __asm__("vpdpbusd %2, %1, %0" : "+v"(s) : "v"(u), "v"(b));  // accumulator to a new register every step
     return s;
   }
-  static std::int32_t sum(acc s) noexcept { return sum_epi32(s); }
-  static void sum4(const acc* s, std::int32_t* t) noexcept { sum4_epi32(s, t); }
+  static std::int32_t sum(acc s) noexcept { return sum_epi32(halves_epi32(s)); }
+  static void sum4(const acc* s, std::int32_t* t) noexcept {
+    const __m256i h[4] = {halves_epi32(s[0]), halves_epi32(s[1]), halves_epi32(s[2]), halves_epi32(s[3])};
+    sum4_epi32(h, t);
+  }
 };
 #elif EMHA_SIMD && defined(__AVX512BW__)
 struct DotS8 {
@@ -90,12 +115,7 @@ struct DotS8 {
   static acc zero() noexcept { return _mm512_setzero_si512(); }
   static in load(const std::int8_t* p) noexcept { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static acc madd(acc s, in a, in b) noexcept { return _mm512_add_epi32(s, _mm512_madd_epi16(a, b)); }
-  static std::int32_t sum(acc s) noexcept {  // halves by __builtin_shufflevector: GCC 12 flags
-    const __v16si v = reinterpret_cast<__v16si>(s);  // _mm512_reduce_add_epi32's own extract (-Werror)
-    const auto lo = reinterpret_cast<__m256i>(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7));
-    const auto hi = reinterpret_cast<__m256i>(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
-    return sum_epi32(_mm256_add_epi32(lo, hi));
-  }
+  static std::int32_t sum(acc s) noexcept { return sum_epi32(halves_epi32(s)); }
 };
 #elif EMHA_SIMD && defined(__AVX2__)
 struct DotS8 {

@@ -17,8 +17,14 @@ namespace {
 
 using D = DotS8;
 
-// a[p] * b[p] for p in [from, k).
+template <class T, class = void>
+struct HasPart : std::false_type {};
+template <class T>
+struct HasPart<T, decltype(void(T::load_part(nullptr, 0)))> : std::true_type {};
+
+// a[p] * b[p] for p in [from, k); 0 where D loads part of a step (the vector loops cover k).
 inline std::int32_t tail(std::size_t from, std::size_t k, const std::int8_t* a, const std::int8_t* b) noexcept {
+  if constexpr (HasPart<D>::value) return 0;
   std::int32_t s = 0;
   for (std::size_t p = from; p < k; ++p) s += std::int32_t(a[p]) * b[p];
   return s;
@@ -33,13 +39,30 @@ inline typename T::in load_b(const std::int8_t* p) noexcept {
     return T::load(p);
 }
 
-// Where D::offset, each total carries 128 * sum_{p < kv} a[r][p]: that row's correction, computed
+// The last n < step of a row of a, the rest 0 (T::load_part; a template: D has it or not).
+template <class T>
+inline typename T::in load_a_part(const std::int8_t* p, std::size_t n) noexcept {
+  return T::load_part(p, n);
+}
+
+// The same of a row of b in madd's form (b + 128 where T::offset).
+template <class T>
+inline typename T::in load_b_part(const std::int8_t* p, std::size_t n) noexcept {
+  if constexpr (T::offset)
+    return T::offset_of(T::load_part(p, n));
+  else
+    return T::load_part(p, n);
+}
+
+// Where D::offset, each total carries 128 * sum_p a[r][p] (p < kv, or < k where T loads parts): that row's correction, computed
 // once per row of a for all of b's rows (0 elsewhere).
 template <class T>
-inline std::int32_t correction(std::size_t kv, const std::int8_t* a) noexcept {
+inline std::int32_t correction(std::size_t kv, std::size_t k, const std::int8_t* a) noexcept {
   if constexpr (T::offset) {
     typename T::acc o = T::zero();
     for (std::size_t p = 0; p < kv; p += T::step) o = T::madd(o, T::unit(), T::load(a + p));
+    if constexpr (HasPart<T>::value)
+      if (kv < k) o = T::madd(o, T::unit(), T::load_part(a + kv, k - kv));
     return T::sum(o);
   } else {
     return 0;
@@ -49,7 +72,7 @@ inline std::int32_t correction(std::size_t kv, const std::int8_t* a) noexcept {
 template <class T, class = void>
 struct HasSum4 : std::false_type {};
 template <class T>
-struct HasSum4<T, std::void_t<decltype(T::sum4(nullptr, nullptr))>> : std::true_type {};
+struct HasSum4<T, decltype(void(T::sum4(nullptr, nullptr)))> : std::true_type {};
 
 // t[j] = T::sum(s[j]) for j < 4: one reduction of the four where T has sum4.
 template <class T = D>
@@ -78,6 +101,15 @@ inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const st
       for (std::size_t r = 0; r < R; ++r) s[r][j] = D::madd(s[r][j], y, x[r]);
     }
   }
+  if constexpr (HasPart<D>::value)
+    if (kv < k) {
+      D::in x[R];
+      for (std::size_t r = 0; r < R; ++r) x[r] = load_a_part<D>(a + r * lda + kv, k - kv);
+      for (std::size_t j = 0; j < C; ++j) {
+        const D::in y = load_b_part<D>(b + j * ldb + kv, k - kv);
+        for (std::size_t r = 0; r < R; ++r) s[r][j] = D::madd(s[r][j], y, x[r]);
+      }
+    }
   for (std::size_t r = 0; r < R; ++r) {
     std::int32_t t[C];
     if constexpr (C == 4) {
@@ -112,6 +144,14 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
     p2 += D::step;
     p3 += D::step;
   }
+  if constexpr (HasPart<D>::value)
+    if (kv < k) {
+      const D::in x = load_a_part<D>(a + kv, k - kv);
+      s0 = D::madd(s0, load_b_part<D>(p0, k - kv), x);
+      s1 = D::madd(s1, load_b_part<D>(p1, k - kv), x);
+      s2 = D::madd(s2, load_b_part<D>(p2, k - kv), x);
+      s3 = D::madd(s3, load_b_part<D>(p3, k - kv), x);
+    }
   std::int32_t t[4];
   if constexpr (HasSum4<D>::value) {
     const D::acc s[4] = {s0, s1, s2, s3};
@@ -119,10 +159,14 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
   } else {  // the accumulators stay named (core registers on Cortex-M)
     t[0] = D::sum(s0), t[1] = D::sum(s1), t[2] = D::sum(s2), t[3] = D::sum(s3);
   }
-  for (std::size_t j = 0; j < 4; ++j) {
-    const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a, b + j * ldb));
-    c[j] = static_cast<std::int32_t>(std::uint32_t(t[j]) - corr[0] + rest);
-  }
+  const auto total = [&](std::int32_t sum, const std::int8_t* bj) {  // four calls: GCC 12 does not
+    const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a, bj));  // unroll a loop of them
+    return static_cast<std::int32_t>(std::uint32_t(sum) - corr[0] + rest);
+  };
+  c[0] = total(t[0], b);
+  c[1] = total(t[1], b + ldb);
+  c[2] = total(t[2], b + 2 * ldb);
+  c[3] = total(t[3], b + 3 * ldb);
 }
 
 // R rows of a against every row of b.
@@ -130,7 +174,7 @@ template <std::size_t R>
 inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
                  std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
   std::uint32_t corr[R];
-  for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, a + r * lda));
+  for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, k, a + r * lda));
   std::size_t j = 0;
   for (; j + 4 <= n; j += 4) block<R, 4>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
   for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);

@@ -41,25 +41,30 @@ constexpr MhaDims checked_dims_s8() noexcept {
 
 // The arena of one forward(), per sequence (reused across the batch):
 //   Q [S_q x q_dim], K [S_kv x kv_dim], V^T [kv_dim x S_kv], the context [S_q x q_dim] (int8);
-//   K's row sums [S_kv x kv_heads] and V^T's [kv_dim] (int32); int32 sums of a query row's keys
-//   or of mha_s8_project_rows projected rows [max(S_kv, 4 x widths)]; one query row's scores, keep flags, packed scores and probabilities
-//   [S_kv each] (int8). 64-byte aligned each.
+//   K's row sums [S_kv x kv_heads] and V^T's [kv_dim] (int32); int32 sums of mha_s8_attend_rows
+//   query rows' keys or of mha_s8_project_rows projected rows [4 x max(S_kv, widths)]; one query
+//   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
+//   probabilities [S_kv each] (int8); a vector of ones [max(S_kv, d_k)] (int8: row sums are
+//   products with it, on gemm_s8). 64-byte aligned each.
 inline constexpr std::size_t mha_s8_project_rows = 4;  // rows a projection's gemm_s8 takes at once
+inline constexpr std::size_t mha_s8_attend_rows = 4;   // query rows the attention's gemm_s8 take at once
 struct MhaS8Arena {
-  std::size_t q, k, vt, context, k_sums, v_sums, sums, row;  // bytes of each
+  std::size_t q, k, vt, context, k_sums, v_sums, sums, row, ones;  // bytes of each
 };
 constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t kv = d.kv_dim(), skv = d.max_seq_kv;
   std::size_t widest = 0;
   for (std::size_t w : {d.q_dim(), kv, d.d_model}) widest = w > widest ? w : widest;
-  widest = mha_s8_project_rows * widest > skv ? mha_s8_project_rows * widest : skv;
+  const std::size_t sums = mha_s8_project_rows * widest > mha_s8_attend_rows * skv ? mha_s8_project_rows * widest
+                                                                                 : mha_s8_attend_rows * skv;
   return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
-          skv * d.kv_heads * 4, kv * 4, widest * 4, 4 * skv};
+          skv * d.kv_heads * 4, kv * 4, sums * 4, (3 + mha_s8_attend_rows) * skv, skv > d.d_k() ? skv : d.d_k()};
 }
 constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
   const MhaS8Arena a = mha_s8_arena(d);
   std::size_t total = 0;
-  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row}) total += arena_round_up(b, 64);
+  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row, a.ones})
+    total += arena_round_up(b, 64);
   return total + 64;  // a caller's arena of unknown alignment
 }
 
