@@ -24,6 +24,9 @@ by the exporter, and s8_<case>_expected.hpp by this file):
   proj_gqa   q/k/v/o_proj (the proj family) with 4 query heads on 2 K/V heads, no biases,
              calibrated and run causal (--reference-causal), single rounding
 
+It prints each case's error against the float64 module beside torch.ao's fake quantization of the
+same graph on the same calibration (torch_ao_fake_quant: PyTorch's observers and fake_quantize_*).
+
     cd tests/export && /usr/bin/python3 gen_s8_export.py      (deterministic)
 """
 import math
@@ -150,6 +153,52 @@ def tflite_layer(x, tp, P, m_scores, sm, m_context, heads, kv_heads, causal, sin
     return fully_connected_per_channel(C, *P["out"], z["context"], z["out"], single)
 
 
+def torch_ao_fake_quant(w, calib, x, heads, kv_heads, causal):
+    """PyTorch's own fake quantization of the same graph on the same calibration, for comparison:
+    torch.ao.quantization's MinMaxObserver (int8, per tensor, affine) at every stage the int8 layer
+    quantizes, PerChannelMinMaxObserver (symmetric, [-127, 127]) on the weights, the softmax's
+    output at TFLite's 1/256 and -128, float32 arithmetic with fake_quantize_* between stages (biases
+    float, as PyTorch keeps them). Returns the output [S, D] for each sequence of x."""
+    from torch.ao.quantization.observer import MinMaxObserver, PerChannelMinMaxObserver
+    obs = {n: MinMaxObserver(dtype=torch.qint8, qscheme=torch.per_tensor_affine) for n in
+           ("query", "q", "k", "v", "scores", "context", "out")}
+    for xc in calib:
+        for n, t in float_stages(w, xc, heads, kv_heads, causal).items():
+            obs[n](torch.from_numpy(np.asarray(t, dtype=np.float32)))
+    qp = {n: o.calculate_qparams() for n, o in obs.items()}
+
+    def fq(t, n):
+        return torch.fake_quantize_per_tensor_affine(t, float(qp[n][0]), int(qp[n][1]), -128, 127)
+
+    wq = {}
+    for r in ("q", "k", "v", "out"):
+        wt = torch.from_numpy(np.asarray(w[r][0], dtype=np.float32))
+        o = PerChannelMinMaxObserver(ch_axis=0, dtype=torch.qint8, qscheme=torch.per_channel_symmetric,
+                                     quant_min=-127, quant_max=127)
+        o(wt)
+        sc, zp = o.calculate_qparams()
+        wq[r] = (torch.fake_quantize_per_channel_affine(wt, sc, zp.to(torch.int32), 0, -127, 127),
+                 torch.from_numpy(np.asarray(w[r][1], dtype=np.float32)))
+    dk, g = D // heads, heads // kv_heads
+    outs = []
+    for xs in x:
+        xt = fq(torch.from_numpy(xs.astype(np.float32)), "query")
+        y = {r: fq(xt @ wq[r][0].T + wq[r][1], r) for r in "qkv"}
+        n = xt.shape[0]
+        keep = torch.ones(n, n, dtype=torch.bool)
+        if causal:
+            keep = ~torch.triu(keep, 1)
+        ctx = torch.zeros(n, heads * dk)
+        for h in range(heads):
+            kv = slice((h // g) * dk, (h // g + 1) * dk)
+            sc = fq(y["q"][:, h * dk:(h + 1) * dk] @ y["k"][:, kv].T / math.sqrt(dk), "scores")
+            p = torch.softmax(sc.masked_fill(~keep, -math.inf), dim=1)
+            p = torch.fake_quantize_per_tensor_affine(p, 1.0 / 256, -128, -128, 127)
+            ctx[:, h * dk:(h + 1) * dk] = p @ y["v"][:, kv]
+        outs.append(fq(fq(ctx, "context") @ wq["out"][0].T + wq["out"][1], "out").double().numpy())
+    return np.stack(outs)
+
+
 def case(name, module, heads, kv_heads, causal, single, export_args, tmp):
     g = torch.Generator().manual_seed(7)
     calib = torch.randn(6, S, D, generator=g, dtype=torch.float64) * 0.8 + 0.1
@@ -195,9 +244,13 @@ def case(name, module, heads, kv_heads, causal, single, export_args, tmp):
     lines += c_array("out", [int(v) for v in out.ravel()], "std::int8_t")
     lines.append(f"}}  // namespace s8_export::{name}::expected")
     (HERE / "fixtures" / f"s8_{name}_expected.hpp").write_text("\n".join(lines) + "\n")
-    err = np.abs((out - tp["out"][1]) * tp["out"][0] - np.stack(
-        [float_stages(w, x[b], heads, kv_heads, causal)["out"] for b in range(BATCH)]))
-    print(f"{name}: max |int8 layer - float64 module| {err.max():.4f} (output step {tp['out'][0]:.4f})")
+    truth = np.stack([float_stages(w, x[b], heads, kv_heads, causal)["out"] for b in range(BATCH)])
+    err = np.abs((out - tp["out"][1]) * tp["out"][0] - truth)
+    ao = np.abs(torch_ao_fake_quant(w, calib.float().double().numpy(), x, heads, kv_heads, causal) - truth)
+    rms = np.sqrt((truth ** 2).mean())
+    print(f"{name}: |int8 layer - float64 module| max {err.max():.4f}, rms {np.sqrt((err ** 2).mean()) / rms:.4f} "
+          f"of rms(y); torch.ao fake-quant: max {ao.max():.4f}, rms {np.sqrt((ao ** 2).mean()) / rms:.4f} "
+          f"(output step {tp['out'][0]:.4f})")
 
 
 def main():

@@ -16,7 +16,8 @@
 //                         2 where the registers hold 2 x 4 accumulators and the operands; 1 on
 //                         Cortex-M and the scalar path)
 //   DotS8::sum4(s, t)     t[j] = sum(s[j]) for j < 4, where one reduction of four is cheaper than
-//                         four (x86: VPHADDD); absent elsewhere (gemm_s8 then calls sum four times)
+//                         four (x86: VPHADDD; aarch64: ADDP); absent elsewhere (gemm_s8 then calls
+//                         sum four times)
 // One struct per target, chosen by the compiler's feature macros:
 //   x86 AVX-512 VNNI              VPDPBUSD on 512-bit vectors (64 per step, k's tail a masked
 //                                 load): unsigned x signed, so b is offset to b + 128 (XOR 0x80)
@@ -168,6 +169,9 @@ struct DotS8 {
 #endif
 #if defined(__aarch64__)
   static std::int32_t sum(acc s) noexcept { return vaddvq_s32(s); }
+  static void sum4(const acc* s, std::int32_t* t) noexcept {  // three ADDP for the four
+    vst1q_s32(t, vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3])));
+  }
 #else
   static std::int32_t sum(acc s) noexcept {
     const int32x2_t h = vadd_s32(vget_low_s32(s), vget_high_s32(s));
