@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // gemm_s8 (emha/kernels/gemm_s8.hpp): blocks of DotS8::rows rows of a (dot_s8_arch.hpp) times four
-// rows of b, every step's loads shared across the block, its sums in rows x 4 accumulators; k's
-// tail past the last whole step, n's past the last four rows and m's past the last block are the
-// same loops with fewer rows. Integer sums: the reference's values on every variant.
+// rows of b (DotS8::cols where named), every step's loads shared across the block, its sums in
+// rows x cols accumulators; k's tail past the last whole step (a masked vector step where DotS8
+// loads parts, else scalar), n's past the last block of b and m's past the last block of a are
+// the same loops with fewer rows. Integer sums: the reference's values on every variant.
 
 #include "emha/kernels/gemm_s8.hpp"
 #include "isa_kernels.hpp"
@@ -174,14 +175,54 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
   c[3] = total(t[3], b + 3 * ldb);
 }
 
-// R rows of a against every row of b.
+// Two rows of a against two of b, the accumulators named (core registers: Cortex-M4/M7's SMLAD,
+// where 2 x 2 is what 14 registers hold with the pointers; DotS8::cols).
+template <>
+inline void block<2, 2>(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
+                        const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
+  const std::size_t kv = k - k % D::step;
+  const std::int8_t *p0 = b, *p1 = b + ldb;
+  D::acc s00 = D::zero(), s01 = D::zero(), s10 = D::zero(), s11 = D::zero();
+  for (const std::int8_t *x_at = a, *const end = a + kv; x_at != end; x_at += D::step) {
+    const D::in x0 = D::load(x_at), x1 = D::load(x_at + lda);  // [x_at, lda]: no second pointer
+    const D::in y0 = load_b<D>(p0);
+    s00 = D::madd(s00, y0, x0);
+    s10 = D::madd(s10, y0, x1);
+    const D::in y1 = load_b<D>(p1);
+    s01 = D::madd(s01, y1, x0);
+    s11 = D::madd(s11, y1, x1);
+    p0 += D::step;
+    p1 += D::step;
+  }
+  const auto total = [&](D::acc s, std::size_t r, std::size_t j) {
+    const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb));
+    return static_cast<std::int32_t>(std::uint32_t(D::sum(s)) - corr[r] + rest);
+  };
+  c[0] = total(s00, 0, 0);
+  c[1] = total(s01, 0, 1);
+  c[ldc] = total(s10, 1, 0);
+  c[ldc + 1] = total(s11, 1, 1);
+}
+
+template <class T, class = void>
+struct Cols {
+  static constexpr std::size_t value = 4;
+};
+template <class T>
+struct Cols<T, decltype(void(T::cols))> {
+  static constexpr std::size_t value = T::cols;
+};
+
+// R rows of a against every row of b: blocks of DotS8::cols rows of b where R > 1 and D names
+// them, else 4.
 template <std::size_t R>
 inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
                  std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
   std::uint32_t corr[R];
   for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, k, a + r * lda));
   std::size_t j = 0;
-  for (; j + 4 <= n; j += 4) block<R, 4>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+  constexpr std::size_t C = R > 1 ? Cols<D>::value : 4;
+  for (; j + C <= n; j += C) block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
   for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
 }
 
