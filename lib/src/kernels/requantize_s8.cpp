@@ -57,10 +57,11 @@ std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32
 template <bool Bias, bool PerChannel>
 std::size_t scalar_loop(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
                         std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
-  if (!PerChannel && (q->shift > 0 || q->multiplier < 0)) return 0;
+  const QuantizedMultiplier one = q[0];  // a copy: y's stores may alias q (int8 aliases all)
+  if (!PerChannel && (one.shift > 0 || one.multiplier < 0)) return 0;
   std::size_t j = 0;
   for (; j < n; ++j) {
-    const QuantizedMultiplier m = q[PerChannel ? j : 0];
+    const QuantizedMultiplier m = PerChannel ? q[j] : one;
     if (PerChannel && (m.shift > 0 || m.multiplier < 0)) break;
     const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(Bias ? bias[j] : 0));
     const auto high = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + (std::int64_t(1) << 30)) >> 31);
