@@ -55,8 +55,8 @@ inline typename T::in load_b_part(const std::int8_t* p, std::size_t n) noexcept 
     return T::load_part(p, n);
 }
 
-// Where D::offset, each total carries 128 * sum_p a[r][p] (p < kv, or < k where T loads parts): that row's correction, computed
-// once per row of a for all of b's rows (0 elsewhere).
+// Where D::offset, each total carries 128 * sum_p a[r][p] (p < kv, or < k where T loads parts):
+// that row's correction, computed once per row of a for all of b's rows (0 elsewhere).
 template <class T>
 inline std::int32_t correction(std::size_t kv, std::size_t k, const std::int8_t* a) noexcept {
   if constexpr (T::offset) {
