@@ -4,10 +4,11 @@
 //      K's row sums per head and V^T's row sums, which carry the zero points below (every row sum
 //      here, Q's and the probabilities' too, a gemm_s8 with a vector of ones).
 //   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8 each), per
-//      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8 scores; the unmasked ones (packed when other masks are given) put
-//      through TFLite's softmax (softmax_s8_row: the reference's bytes, its exps from the layer's
-//      table), the masked ones -128; then P V over every key (a masked key's probability is
-//      -128, whose weight p + 128 is 0) into the context row.
+//      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8
+//      scores; the unmasked ones (packed when other masks are given) put through TFLite's softmax
+//      (softmax_s8_row: the reference's bytes, its exps from the layer's table), the masked ones
+//      -128; then P V over every key (a masked key's probability is -128, whose weight p + 128
+//      is 0) into the context row.
 //   3. out = FULLY_CONNECTED(context), written in the caller's layout.
 // forward_reference() runs the kernels' references (gemm_s8_ref, requantize_s8_ref, softmax_s8_ref).
 // Zero points leave the inner products: gemm_s8 sums raw int8 products and each zero point comes
@@ -159,11 +160,12 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
                  std::size_t rows, std::int8_t* p_out) noexcept {
   const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim(), q_dim = d.q_dim();
   const std::size_t reach = keys_used(m, skv, i0 + rows - 1);  // the most keys of any of the rows
-  gemm<Reference>(rows, reach, dk, buf.q + i0 * q_dim + h * dk, q_dim, buf.k + g * dk, kv, buf.sums, reach);
+  const std::int8_t* q = buf.q + i0 * q_dim + h * dk;             // the rows' Q, q_dim apart
+  gemm<Reference>(rows, reach, dk, q, q_dim, buf.k + g * dk, kv, buf.sums, reach);
   const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
   const std::int32_t* k_sums = buf.k_sums + g;
   std::int32_t q_sums[mha_s8_attend_rows], p_sums[mha_s8_attend_rows];
-  gemm<Reference>(rows, 1, dk, buf.q + i0 * q_dim + h * dk, q_dim, buf.ones, dk, q_sums, 1);
+  gemm<Reference>(rows, 1, dk, q, q_dim, buf.ones, dk, q_sums, 1);
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t i = i0 + r, used = keys_used(m, skv, i);
     std::int32_t* sums = buf.sums + r * reach;  // this row's Q K^T sums, then its softmax's scratch

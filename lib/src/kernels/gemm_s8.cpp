@@ -85,19 +85,11 @@ inline void sum4(const typename T::acc* s, std::int32_t* t) noexcept {
   }
 }
 
-template <class T = D>
-inline void block_2x2(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
-                      const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept;
-
 // c[r][j] for R rows of a (stride lda) and C rows of b (stride ldb), c's rows ldc apart; corr[r]
 // the correction of row r. Totals modulo 2^32: where D::offset the parts may wrap, the total not.
 template <std::size_t R, std::size_t C>
 inline void block(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
                   const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
-  if constexpr (R == 2 && C == 2) {  // DotS8::cols 2: core-register accumulators (M4/M7)
-    block_2x2(k, a, lda, b, ldb, corr, c, ldc);
-    return;
-  }
   const std::size_t kv = k - k % D::step;  // elements the vector steps cover
   D::acc s[R][C];
   for (std::size_t r = 0; r < R; ++r)
@@ -184,9 +176,9 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
 }
 
 // Two rows of a against two of b, the accumulators named (core registers: Cortex-M4/M7's SMLAD,
-// where 2 x 2 is what 14 registers hold with the pointers; DotS8::cols). A template, as block's
+// where 2 x 2 is what 14 registers hold with the pointers; DotS8::cols). A template, as rows'
 // 2 x 2 case calls it: a function no target calls would be an unused-function warning.
-template <class T>
+template <class T = D>
 inline void block_2x2(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
                       const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
   const std::size_t kv = k - k % D::step;
@@ -231,7 +223,12 @@ inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t
   for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, k, a + r * lda));
   std::size_t j = 0;
   constexpr std::size_t C = R > 1 ? Cols<D>::value : 4;
-  for (; j + C <= n; j += C) block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+  for (; j + C <= n; j += C) {
+    if constexpr (R == 2 && C == 2)  // DotS8::cols 2: core-register accumulators (M4/M7)
+      block_2x2(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+    else
+      block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+  }
   for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
 }
 
