@@ -8,7 +8,9 @@
 // is a policy of its own over its own lines of the list.
 
 #include "emha/kernels/gemm_ref.hpp"
+#include "emha/kernels/gemm_s16_ref.hpp"
 #include "emha/kernels/gemm_s8_ref.hpp"
+#include "emha/kernels/requantize_s16_ref.hpp"
 #include "emha/kernels/requantize_s8_ref.hpp"
 #include "emha/kernels/gemm_w8a32_ref.hpp"
 #include "emha/kernels/mask_ref.hpp"

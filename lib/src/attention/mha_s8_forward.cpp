@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include "attention/integer_pass.hpp"
 #include "attention/mha_s8_validate.hpp"
 #include "attention/return_on_error.hpp"
 #include "emha/kernels/gemm_s8.hpp"
@@ -67,17 +68,6 @@ constexpr std::int32_t wrap_sum(std::uint32_t a, std::uint32_t b, std::uint32_t 
   return static_cast<std::int32_t>(a + b + c + d);
 }
 
-// One sequence's rows of a [B, S, dim] or [S, B, dim] tensor: row i at p + i * ld.
-template <class T>
-struct Rows {
-  T* p;
-  std::size_t ld;
-};
-template <class T>
-Rows<T> rows_of(T* base, const AttentionShape& sh, std::size_t b, std::size_t seq, std::size_t dim) noexcept {
-  return sh.layout == Layout::batch_first ? Rows<T>{base + b * seq * dim, dim} : Rows<T>{base + b * dim, sh.batch * dim};
-}
-
 // y[i * y_row + j * y_col] = FULLY_CONNECTED(x row i)[j], for m rows of `in` int8 into p's rows,
 // mha_s8_project_rows rows per gemm_s8 (sums holds that many rows of sums).
 template <Rounding R, bool Reference>
@@ -90,30 +80,6 @@ void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const Pro
       requant<R, Reference>(rows, sums + r * rows, p.bias.data, p.multiplier.data, 1, zero_point,
                             y + (i + r) * y_row, y_col);
   }
-}
-
-// Whether a mask other than the causal one is given (the causal one only shortens the row).
-bool key_masks(const AttentionMasks& m) noexcept {
-  return m.key_ignored.data || m.key_lengths.data || m.attn_masked.data || m.attend.data;
-}
-
-// Whether key j is masked for query i of head h in sequence b by a mask other than the causal one
-// (the float layer's masks).
-bool masked(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m, std::size_t b, std::size_t h,
-            std::size_t i, std::size_t j) noexcept {
-  if (m.key_ignored.data && m.key_ignored.data[b * sh.seq_kv + j]) return true;
-  if (m.key_lengths.data && j >= m.key_lengths.data[b]) return true;
-  if (m.attn_masked.data) {
-    const std::size_t block = m.attn_mask_shape == MaskShape::shared    ? 0
-                              : m.attn_mask_shape == MaskShape::per_head ? h
-                                                                         : b * d.heads + h;
-    if (m.attn_masked.data[(block * sh.seq_q + i) * sh.seq_kv + j]) return true;
-  }
-  if (m.attend.data) {
-    const std::size_t r = m.attend_rows == 1 ? 0 : i, c = m.attend_batch == 1 ? 0 : b;
-    if (!m.attend.data[(r * sh.seq_kv + j) * m.attend_batch + c]) return true;
-  }
-  return false;
 }
 
 // The arena's buffers (MhaS8Arena).
@@ -142,12 +108,6 @@ Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
   b.p = row + 3 * skv;
   for (std::size_t i = 0; i < a.ones; ++i) b.ones[i] = 1;
   return Status::ok;
-}
-
-// Keys 0 .. used - 1 of query row i can be unmasked: the causal mask keeps j <= i + causal_offset.
-std::size_t keys_used(const AttentionMasks& m, std::size_t skv, std::size_t i) noexcept {
-  if (m.causal && m.causal_offset < skv && i + m.causal_offset + 1 < skv) return i + m.causal_offset + 1;
-  return skv;
 }
 
 // Step 2 for query rows i0 .. i0 + rows - 1 of head h (K/V head g), rows <= mha_s8_attend_rows:

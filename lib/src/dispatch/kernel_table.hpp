@@ -8,7 +8,9 @@
 
 #include "emha/detail/mha_plan.hpp"
 #include "emha/kernels/gemm.hpp"
+#include "emha/kernels/gemm_s16.hpp"
 #include "emha/kernels/gemm_s8.hpp"
+#include "emha/kernels/requantize_s16.hpp"
 #include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/gemm_w8a32.hpp"
 #include "emha/kernels/mask.hpp"

@@ -89,6 +89,10 @@ enum class Arithmetic : unsigned char {
   // requantization in fixed point (Config::rounding), softmax int8 (scale 1/256, zero point -128).
   // Projections, heads, head_dim, GQA and masks; no positions, norms, QK-norm, window or KvCache.
   s8,
+  // TFLite's 16x8 (emha/attention/mha_s16x8.hpp): int16 activations with zero point 0, int8
+  // weights per output channel, int64 sums and biases, softmax int16 (scale 1/32768): about 3x
+  // less error than s8, most where rows are long (bench/README.md). What s8 has, nothing more.
+  s16x8,
 };
 
 // Which projections have a bias, on top of `bias` (a projection has one when both say so). labml's
@@ -122,8 +126,8 @@ struct MhaConfig {
   static constexpr bool prepack_weights = true;
   // The projections' weights: float, or int8 with a float scale per output channel (WeightType).
   static constexpr WeightType weight_type = WeightType::f32;
-  // Float or TFLite's full-integer int8 (Arithmetic); with s8, requantization rounds as
-  // `rounding` says (TFLite's and CMSIS-NN's default double rounding, or single rounding).
+  // Float or TFLite's full-integer int8 or 16x8 (Arithmetic); with s8 and s16x8, requantization
+  // rounds as `rounding` says (TFLite's and CMSIS-NN's default double rounding, or single rounding).
   static constexpr Arithmetic arithmetic = Arithmetic::f32;
   static constexpr Rounding rounding = Rounding::double_rounding;
   // The keys and values of its KvCache: float, or int8 with a scale per position and K/V head

@@ -15,7 +15,8 @@
 
 namespace emha {
 
-// Arithmetic::f32 (the Config's arithmetic selects the class: s8 is emha/attention/mha_s8.hpp).
+// Arithmetic::f32 (the Config's arithmetic selects the class: s8 is emha/attention/mha_s8.hpp,
+// s16x8 emha/attention/mha_s16x8.hpp).
 template <class Config, ArenaOwnership Own = ArenaOwnership::owned, Arithmetic = Config::arithmetic>
 class MultiHeadAttention : public detail::LayerArena<Own, detail::mha_arena_bytes(detail::checked_dims<Config>())> {
   using Storage = detail::LayerArena<Own, detail::mha_arena_bytes(detail::checked_dims<Config>())>;
@@ -193,3 +194,4 @@ class MultiHeadAttention : public detail::LayerArena<Own, detail::mha_arena_byte
 }  // namespace emha
 
 #include "emha/attention/mha_s8.hpp"
+#include "emha/attention/mha_s16x8.hpp"

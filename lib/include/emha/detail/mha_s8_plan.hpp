@@ -16,19 +16,19 @@
 
 namespace emha::detail {
 
-// What the s8 layer does not have (tests/attention/fail/ proves each).
+// What the integer layers (s8, s16x8) do not have (tests/attention/fail/ proves each).
 template <class C>
 constexpr bool check_config_s8() {
-  static_assert(C::position == Position::none, "arithmetic s8 has no positions");
-  static_assert(C::norm == NormPlacement::none && C::qk_norm == QkNorm::none, "arithmetic s8 has no norms");
-  static_assert(C::sliding_window == 0, "arithmetic s8 has no sliding window");
-  static_assert(C::head_split == HeadSplit::columns, "arithmetic s8 splits heads by columns");
+  static_assert(C::position == Position::none, "arithmetic s8 and s16x8 have no positions");
+  static_assert(C::norm == NormPlacement::none && C::qk_norm == QkNorm::none, "arithmetic s8 and s16x8 have no norms");
+  static_assert(C::sliding_window == 0, "arithmetic s8 and s16x8 have no sliding window");
+  static_assert(C::head_split == HeadSplit::columns, "arithmetic s8 and s16x8 split heads by columns");
   static_assert(C::weight_type == WeightType::f32 && C::kv_cache_type == KvType::f32,
-                "arithmetic s8 takes MhaS8Weights: leave weight_type and kv_cache_type at f32");
-  static_assert(C::max_threads == 1, "arithmetic s8 runs on the caller's thread: max_threads 1");
+                "arithmetic s8 and s16x8 take their own weights: leave weight_type and kv_cache_type at f32");
+  static_assert(C::max_threads == 1, "arithmetic s8 and s16x8 run on the caller's thread: max_threads 1");
   static_assert(C::d_model <= (1u << 15) && C::kdim <= (1u << 15) && C::vdim <= (1u << 15) &&
                     C::max_seq_kv <= (1u << 15),
-                "arithmetic s8 sums at most 2^15 products in int32");
+                "arithmetic s8 and s16x8 sum at most 2^15 products");
   return true;
 }
 

@@ -55,4 +55,15 @@ constexpr std::int32_t requantize(std::int32_t x, QuantizedMultiplier q) noexcep
   }
 }
 
+// An int64 x times the multiplier: TFLite's MultiplyByQuantizedMultiplier(int64_t, ...) of its 16x8
+// kernels, the same in both roundings: the multiplier rounded to Q15 (0x7FFF at most), then
+// (x * m15 + 2^(14 - shift)) >> (15 - shift), one rounding half up, cast to int32 as TFLite casts
+// (two's complement). Its contract: |x| < 2^47 and shift in [-31, 7].
+constexpr std::int32_t requantize_s64(std::int64_t x, QuantizedMultiplier q) noexcept {
+  const std::int64_t m15 = q.multiplier < 0x7FFF0000 ? (q.multiplier + (std::int32_t(1) << 15)) >> 16 : 0x7FFF;
+  const int total_shift = 15 - q.shift;  // [8, 46]
+  const std::int64_t r = (x * m15 + (std::int64_t(1) << (total_shift - 1))) >> total_shift;
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(r)));
+}
+
 }  // namespace emha

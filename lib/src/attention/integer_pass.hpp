@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// What the integer passes share (mha_s8_forward.cpp, mha_s16x8_forward.cpp): a sequence's rows in
+// the caller's layout, and the masks read key by key (the float layer's masks, the float ones
+// excluded by validation).
+
+#include <cstddef>
+
+#include "emha/attention/options.hpp"
+#include "emha/detail/mha_plan.hpp"
+
+namespace emha::detail {
+
+// One sequence's rows of a [B, S, dim] or [S, B, dim] tensor: row i at p + i * ld.
+template <class T>
+struct Rows {
+  T* p;
+  std::size_t ld;
+};
+template <class T>
+Rows<T> rows_of(T* base, const AttentionShape& sh, std::size_t b, std::size_t seq, std::size_t dim) noexcept {
+  return sh.layout == Layout::batch_first ? Rows<T>{base + b * seq * dim, dim} : Rows<T>{base + b * dim, sh.batch * dim};
+}
+
+// Whether a mask other than the causal one is given (the causal one only shortens the row).
+inline bool key_masks(const AttentionMasks& m) noexcept {
+  return m.key_ignored.data || m.key_lengths.data || m.attn_masked.data || m.attend.data;
+}
+
+// Whether key j is masked for query i of head h in sequence b by a mask other than the causal one.
+inline bool masked(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m, std::size_t b, std::size_t h,
+                   std::size_t i, std::size_t j) noexcept {
+  if (m.key_ignored.data && m.key_ignored.data[b * sh.seq_kv + j]) return true;
+  if (m.key_lengths.data && j >= m.key_lengths.data[b]) return true;
+  if (m.attn_masked.data) {
+    const std::size_t block = m.attn_mask_shape == MaskShape::shared    ? 0
+                              : m.attn_mask_shape == MaskShape::per_head ? h
+                                                                         : b * d.heads + h;
+    if (m.attn_masked.data[(block * sh.seq_q + i) * sh.seq_kv + j]) return true;
+  }
+  if (m.attend.data) {
+    const std::size_t r = m.attend_rows == 1 ? 0 : i, c = m.attend_batch == 1 ? 0 : b;
+    if (!m.attend.data[(r * sh.seq_kv + j) * m.attend_batch + c]) return true;
+  }
+  return false;
+}
+
+// Keys 0 .. used - 1 of query row i can be unmasked: the causal mask keeps j <= i + causal_offset.
+inline std::size_t keys_used(const AttentionMasks& m, std::size_t skv, std::size_t i) noexcept {
+  if (m.causal && m.causal_offset < skv && i + m.causal_offset + 1 < skv) return i + m.causal_offset + 1;
+  return skv;
+}
+
+}  // namespace emha::detail
