@@ -116,20 +116,20 @@ cortex_m() {
   local budget
   budget=$(python3 "$root/tests/firmware/stack_budget.py" --limit 1024 --elf "$dir/emha_firmware.elf" \
     --measured-log "$log" "$dir/emha/lib/CMakeFiles/emha.dir") || { echo "$budget"; return 1; }
-  grep -E 'limit|mha_forward |mha_forward_ref |mha_s8_forward |gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured' <<<"$budget"
+  grep -E 'limit|mha_forward |mha_forward_ref |mha_s8_forward |mha_s16x8_forward |gemm_f32 |softmax_f32 |MultiHeadAttention|^    |measured' <<<"$budget"
   # Each measurement also goes to $footprints, README.md's firmware table's source.
-  local core=${toolchain%.cmake} fwd sw s8
-  read -r fwd sw s8 < <(sed -nE 's/^MultiHeadAttention::forward: ([0-9]+) bytes; set_weights: ([0-9]+) bytes; full-integer forward: ([0-9]+) bytes.*/\1 \2 \3/p' <<<"$budget")
+  local core=${toolchain%.cmake} fwd sw s8 s16x8
+  read -r fwd sw s8 s16x8 < <(sed -nE 's/^MultiHeadAttention::forward: ([0-9]+) bytes; set_weights: ([0-9]+) bytes; full-integer forward: ([0-9]+) bytes; 16x8 forward: ([0-9]+) bytes.*/\1 \2 \3 \4/p' <<<"$budget")
   printf '%s\t%s\t%s\t%s\t%s\n' "$core" "$build_type" stack forward "$fwd" "$core" "$build_type" stack set_weights "$sw" \
-    "$core" "$build_type" stack s8_forward "$s8" >>"$footprints"
+    "$core" "$build_type" stack s8_forward "$s8" "$core" "$build_type" stack s16x8_forward "$s16x8" >>"$footprints"
   step "$name: image sizes (bytes; flash = text + data, RAM = data + bss, stack included)"
   arm-none-eabi-size "$dir/emha_firmware.elf" "$dir/emha_footprint_baseline.elf" \
-    "$dir"/emha_footprint_{mha,decoder,t5,int8,s8}.elf "$dir/bench-device/emha_device_bench.elf"
+    "$dir"/emha_footprint_{mha,decoder,t5,int8,s8,s16x8}.elf "$dir/bench-device/emha_device_bench.elf"
   local base size probe flash ram
   read -r -a base < <(arm-none-eabi-size "$dir/emha_footprint_baseline.elf" | tail -n 1)
   echo "emha in a firmware (footprint_<probe> - footprint_baseline; flash: code + constants, RAM: the" \
     "objects with their arena and cache, the port's state; tests/firmware/footprint.cpp):"
-  for probe in mha decoder t5 int8 s8; do
+  for probe in mha decoder t5 int8 s8 s16x8; do
     read -r -a size < <(arm-none-eabi-size "$dir/emha_footprint_$probe.elf" | tail -n 1)
     flash=$((size[0] + size[1] - base[0] - base[1]))
     ram=$((size[1] + size[2] - base[1] - base[2]))

@@ -8,6 +8,8 @@
 //   EMHA_FOOTPRINT_MHA=4  the reference config with int8 weights (WeightType::int8, W8A32), in place
 //   EMHA_FOOTPRINT_MHA=5  the reference shape in full-integer int8 (Arithmetic::s8): int8 weights,
 //                         int32 biases and multipliers in place, a causal forward on int8 rows
+//   EMHA_FOOTPRINT_MHA=6  the same in 16x8 (Arithmetic::s16x8): int8 weights, int64 biases and
+//                         multipliers in place, a causal forward on int16 rows
 //   undefined             the same start-up code and the same weight and activation buffers, no emha.
 // tests/cross.sh prints `size` of each probe minus the baseline: emha's code and constants (flash)
 // and the objects with their arena (and cache) plus the port's state (RAM). The buffers sit in
@@ -22,6 +24,7 @@ float in_proj_weight[3 * d * d], in_proj_bias[3 * d], out_proj_weight[d * d], ou
 std::int8_t in_proj_int8[3 * d * d], out_proj_int8[d * d];
 float weight_scale[4 * d];  // [in_proj rows | out_proj rows]
 std::int32_t bias_s32[4 * d], multiplier_s32[8 * d];  // Arithmetic::s8: [q | k | v | out] rows
+std::int64_t bias_s64[4 * d];                          // Arithmetic::s16x8
 float x[seq * d], y[seq * d];
 
 // Reads one element of every buffer, so that every build keeps them all (the linker drops an
@@ -29,7 +32,7 @@ float x[seq * d], y[seq * d];
 inline float keep_buffers() {
   volatile float keep = in_proj_weight[0] + in_proj_bias[0] + out_proj_weight[0] + out_proj_bias[0] + x[0] +
                         in_proj_int8[0] + out_proj_int8[0] + weight_scale[0] + float(bias_s32[0]) +
-                        float(multiplier_s32[0]);
+                        float(multiplier_s32[0]) + float(bias_s64[0]);
   return keep;
 }
 }  // namespace footprint
@@ -67,6 +70,9 @@ struct ReferenceInt8 : Reference {
 struct ReferenceS8 : emha::MhaConfig<d, /*heads*/ 4, seq> {
   static constexpr emha::Arithmetic arithmetic = emha::Arithmetic::s8;
 };
+struct ReferenceS16x8 : emha::MhaConfig<d, /*heads*/ 4, seq> {
+  static constexpr emha::Arithmetic arithmetic = emha::Arithmetic::s16x8;
+};
 static_assert(T5Encoder::relative_buckets * T5Encoder::heads <= sizeof in_proj_bias / sizeof(float),
               "T5's bias table fits in the in_proj_bias it does not use");
 
@@ -99,11 +105,36 @@ int probe_s8() {
              : 1;
 }
 
+// The 16x8 layer the same way, on int16 rows (x and y's bytes).
+template <class P>
+int probe_s16x8() {
+  const auto* mult = reinterpret_cast<const emha::QuantizedMultiplier*>(multiplier_s32);
+  emha::MhaS16x8Weights w;
+  emha::ProjectionS16x8* p[4] = {&w.q, &w.k, &w.v, &w.out};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::int8_t* weight = i < 3 ? in_proj_int8 + i * d * d : out_proj_int8;
+    *p[i] = {{weight, d * d}, {bias_s64 + i * d, d}, {mult + i * d, d}};
+  }
+  w.scores = w.context = mult[0];
+  w.softmax.input = {1 << 30, 2};
+  if (attention<P>.set_weights(w) != emha::Status::ok) return 1;
+  emha::ForwardOptionsS16x8 options;
+  options.masks.causal = true;
+  const auto* in = reinterpret_cast<const std::int16_t*>(x);
+  auto* out = reinterpret_cast<std::int16_t*>(y);
+  return attention<P>.forward({seq, seq, 1}, {in, seq * d}, {in, seq * d}, {in, seq * d}, {out, seq * d},
+                              options) == emha::Status::ok
+             ? 0
+             : 1;
+}
+
 // set_weights with the weights in place, then the probe's forward: 0 when all is ok.
 template <class P>
 int probe() {
   if constexpr (std::is_same_v<P, ReferenceS8>) {
     return probe_s8<P>();
+  } else if constexpr (std::is_same_v<P, ReferenceS16x8>) {
+    return probe_s16x8<P>();
   } else {
     constexpr std::size_t in_proj = (P::heads + 2 * P::kv_heads) * (d / P::heads) * d;  // [Q | K | V] rows x d
     static_assert(in_proj <= sizeof in_proj_weight / sizeof(float), "the probe's in_proj fits");
@@ -139,7 +170,8 @@ int probe() {
 }  // namespace
 
 int main() {
-  using Probes = std::tuple<Reference, Decoder, T5Encoder, ReferenceInt8, ReferenceS8>;  // EMHA_FOOTPRINT_MHA = 1 .. 5
+  using Probes = std::tuple<Reference, Decoder, T5Encoder, ReferenceInt8, ReferenceS8,
+                            ReferenceS16x8>;  // EMHA_FOOTPRINT_MHA = 1 .. 6
   y[1] = keep_buffers();
   return probe<std::tuple_element_t<EMHA_FOOTPRINT_MHA - 1, Probes>>();
 }

@@ -32,6 +32,9 @@ COLUMNS = [  # (kind, name, header)
     ("flash", "s8", "flash: full-integer int8"),
     ("ram", "s8", "RAM: full-integer int8"),
     ("stack", "s8_forward", "stack: full-integer `forward`"),
+    ("flash", "s16x8", "flash: 16x8"),
+    ("ram", "s16x8", "RAM: 16x8"),
+    ("stack", "s16x8_forward", "stack: 16x8 `forward`"),
 ]
 
 

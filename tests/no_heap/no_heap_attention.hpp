@@ -31,3 +31,5 @@ NoHeapAttentionResult run_int8_without_heap() noexcept;
 // The full-integer layer (Arithmetic::s8): constructed, its weights set, forward and
 // forward_reference with a causal mask, padded keys and int8 probabilities out.
 NoHeapAttentionResult run_s8_without_heap() noexcept;
+// The 16x8 layer (Arithmetic::s16x8), the same calls.
+NoHeapAttentionResult run_s16x8_without_heap() noexcept;

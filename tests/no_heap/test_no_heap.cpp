@@ -133,6 +133,14 @@ TEST_CASE("the full-integer int8 layer (set, forward, reference, probabilities o
   CHECK(attempts == 0);
 }
 
+TEST_CASE("the 16x8 layer (set, forward, reference, probabilities out) does not touch the heap") {
+  heap_gate::arm();
+  const NoHeapAttentionResult r = run_s16x8_without_heap();
+  const std::size_t attempts = heap_gate::disarm();
+  CHECK(r.ok);
+  CHECK(attempts == 0);
+}
+
 TEST_CASE("a forward split over the port's worker threads does not touch the heap") {
   REQUIRE(emha::port::start_workers(2) == 2);  // outside the gate: creating threads allocates
   heap_gate::arm();
