@@ -101,6 +101,9 @@ Outputs (see lib/include/emha/io/weight_blob.hpp for the blob format):
                     float. --rounding single picks TFLite's single rounding (default double). One
                     line prints each stage's range, scale and zero point; emha_export_s8.py says
                     what is refused (positions, norms, QK-norm, windows, kdim / vdim != d_model).
+  --quantize 16x8 --calibration FILE  the same for the 16x8 layer (Config::arithmetic s16x8,
+                    TFLite's 16x8 scheme: int16 activations, symmetric, zero point 0; int64
+                    biases; emha_export_s16x8.py): the header only, no blob format yet.
 
 Examples:
   emha_export.py attn.pt --prefix layers.0.self_attn --heads 8 --blob attn.bin --header attn.hpp
@@ -126,6 +129,7 @@ import sys
 # without writing __pycache__ into the source tree or the install.
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import emha_export_s16x8  # noqa: E402
 import emha_export_s8  # noqa: E402
 from emha_export_int8 import PROJECTIONS, dequantize, output_report, quantize, report  # noqa: E402
 from emha_export_read import FAMILIES, Checkpoint, ExportError, build_layer, fail  # noqa: E402
@@ -188,19 +192,20 @@ def parse_args(argv):
     a.add_argument("--weights", choices=["float32", "int8"], default="float32",
                    help="the projections' weights: float32, or int8 per output channel with a "
                    "float scale per row (W8A32)")
-    a.add_argument("--quantize", choices=["int8"],
-                   help="the full-integer layer (Config::arithmetic s8), calibrated on --calibration")
+    a.add_argument("--quantize", choices=["int8", "16x8"],
+                   help="the full-integer layer (Config::arithmetic s8; 16x8: s16x8), calibrated on "
+                   "--calibration")
     a.add_argument("--calibration", help="--quantize's representative inputs: a tensor [N, S, d_model] "
                    "or [S, d_model] (.npy, or a torch.save'd tensor)")
     a.add_argument("--rounding", choices=["double", "single"], default="double",
                    help="--quantize's requantization rounding (default double: TFLite's, CMSIS-NN's)")
     args = a.parse_args(argv)
     if args.quantize and not args.calibration:
-        a.error("--quantize int8 needs --calibration FILE")
+        a.error(f"--quantize {args.quantize} needs --calibration FILE")
     if args.calibration and not args.quantize:
-        a.error("--calibration is --quantize int8's")
+        a.error("--calibration is --quantize's")
     if args.quantize and (args.weights != "float32" or args.reference_rows):
-        a.error("--quantize int8 takes no --weights int8 or --reference-rows")
+        a.error(f"--quantize {args.quantize} takes no --weights int8 or --reference-rows")
     if not args.header and not args.blob:
         a.error("nothing to write: give --header and/or --blob")
     if (args.sliding_window or 0) < 0 or args.reference_rows < 0:
@@ -287,20 +292,24 @@ def int8_weights(cfg, tensors):
 
 
 def main_s8(args, ck, cfg, tensors, name):
-    """--quantize int8: the full-integer layer's header."""
+    """--quantize int8 or 16x8: the integer layer's header (and, for int8, its blob)."""
+    if args.quantize == "16x8" and args.blob:
+        fail(f"--blob {args.blob}: the 16x8 layer (--quantize 16x8) has no blob format yet; write --header")
     single = args.rounding == "single"
-    cfg["weight_type"] = "f32"  # the s8 layer's weights are MhaS8Weights' (summary: no W8A32 words)
-    emha_export_s8.check_supported(cfg)
+    cfg["weight_type"] = "f32"  # the integer layers' weights are their own (summary: no W8A32 words)
+    emha_export_s8.check_supported(cfg, args.quantize)
     x = emha_export_s8.load_calibration(args.calibration, cfg["d_model"])
-    qz, lines = emha_export_s8.quantize_layer(cfg, tensors, x, cfg["causal"] or args.reference_causal, single)
+    part = emha_export_s16x8 if args.quantize == "16x8" else emha_export_s8
+    qz, lines = part.quantize_layer(cfg, tensors, x, cfg["causal"] or args.reference_causal, single)
     source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
     if args.header:
-        pathlib.Path(args.header).write_text(emha_export_s8.header_text(cfg, qz, name, args.section, source, single))
+        pathlib.Path(args.header).write_text(part.header_text(cfg, qz, name, args.section, source, single))
     if args.blob:
         pathlib.Path(args.blob).write_bytes(emha_export_s8.blob_bytes(cfg, qz, single))
     for line in lines:
         print(line)
-    print(summary(cfg, ck, args) + f"; arithmetic s8 ({args.rounding} rounding)")
+    arithmetic = "s16x8" if args.quantize == "16x8" else "s8"
+    print(summary(cfg, ck, args) + f"; arithmetic {arithmetic} ({args.rounding} rounding)")
     return 0
 
 

@@ -82,7 +82,7 @@ def tensor_params(lo, hi):
     return float(scale), max(-128, min(127, round_away(float(f(-128) - lo / scale))))
 
 
-def check_supported(cfg):
+def check_supported(cfg, flag="int8"):
     c = cfg
     why = [w for w, bad in (
         (f"positions ({c['position']})", c["position"] != "none"),
@@ -94,7 +94,7 @@ def check_supported(cfg):
          "holds one input: self-attention)", (c["kdim"], c["vdim"]) != (c["d_model"],) * 2),
     ) if bad]
     if why:
-        fail("--quantize int8: the full-integer layer has no " + "; no ".join(why))
+        fail(f"--quantize {flag}: the integer layer has no " + "; no ".join(why))
 
 
 def load_calibration(path, d_model):

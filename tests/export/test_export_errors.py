@@ -74,6 +74,12 @@ def bad_cases():
     cases.append(("--quantize int8 of a RoPE module", gqa,
                   ["--heads", "4", "--position", "rope", "--calibration", os.devnull] + s8,
                   ["--quantize int8", "no positions (rope)"]))
+    cases.append(("--quantize 16x8 of a RoPE module", gqa,
+                  ["--heads", "4", "--position", "rope", "--calibration", os.devnull, "--quantize", "16x8",
+                   "--header", os.devnull], ["--quantize 16x8", "no positions (rope)"]))
+    cases.append(("--quantize 16x8 with --blob", holder("attn", nn.MultiheadAttention(16, 2)),
+                  ["--heads", "2", "--calibration", os.devnull, "--quantize", "16x8", "--blob", os.devnull],
+                  ["--blob", "the 16x8 layer", "no blob format"]))
     cases.append(("--quantize int8 with an unreadable calibration file", holder("attn", nn.MultiheadAttention(16, 2)),
                   ["--heads", "2", "--calibration", "/nonexistent/calibration.pt"] + s8,
                   ["--calibration /nonexistent/calibration.pt", "not a tensor"]))
