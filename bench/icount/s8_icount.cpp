@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// One forward of the full-integer int8 layer against the float layer of the same shape, for
-// instruction counts under qemu (bench/icount/s8_icount.sh): MhaConfig<D, 4, D / 2>, causal
-// self-attention over D / 2 tokens, weights read in place (float: prepack_weights off, as on a
-// microcontroller). Compile-time choices, so the firmware needs no arguments:
+// One forward of the integer layers (full-integer int8, 16x8) against the float layer of the same
+// shape, for instruction counts under qemu (bench/icount/s8_icount.sh): MhaConfig<D, 4, D / 2>,
+// causal self-attention over D / 2 tokens, weights read in place (float: prepack_weights off, as
+// on a microcontroller). Compile-time choices, so the firmware needs no arguments:
 //   EMHA_ICOUNT_D      64 or 128 (d_model; the sequence is half of it)
-//   EMHA_ICOUNT_S8     1: Arithmetic::s8, 0: float
+//   EMHA_ICOUNT_KIND   0: float, 1: Arithmetic::s8, 2: Arithmetic::s16x8
 //   EMHA_ICOUNT_REPS   forwards run; the script halves the difference of 3 and 1
-// Weights and inputs are seeded values; the s8 multipliers are plausible ones (2^-7 to 2^-9),
-// which set the instruction count no more than any others would.
+// Weights and inputs are seeded values; the multipliers are plausible ones (2^-7 to 2^-9), which
+// set the instruction count no more than any others would.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,8 +20,8 @@
 #ifndef EMHA_ICOUNT_D
 #define EMHA_ICOUNT_D 64
 #endif
-#ifndef EMHA_ICOUNT_S8
-#define EMHA_ICOUNT_S8 1
+#ifndef EMHA_ICOUNT_KIND
+#define EMHA_ICOUNT_KIND 1
 #endif
 
 namespace {
@@ -32,7 +32,7 @@ std::uint32_t next(std::uint32_t& seed) {
   return seed >> 8;
 }
 
-#if EMHA_ICOUNT_S8
+#if EMHA_ICOUNT_KIND == 1
 struct Layer : emha::MhaConfig<d, 4, seq> {
   static constexpr emha::Arithmetic arithmetic = emha::Arithmetic::s8;
 };
@@ -62,6 +62,40 @@ int run() {
   w.context = {1 << 30, -9};
   if (attention.set_weights(w) != emha::Status::ok) return 1;
   emha::ForwardOptionsS8 options;
+  options.masks.causal = true;
+  for (int r = 0; r < EMHA_ICOUNT_REPS; ++r)
+    if (attention.forward({seq, seq, 1}, x, x, x, y, options) != emha::Status::ok) return 1;
+  return 0;
+}
+#elif EMHA_ICOUNT_KIND == 2
+struct Layer : emha::MhaConfig<d, 4, seq> {
+  static constexpr emha::Arithmetic arithmetic = emha::Arithmetic::s16x8;
+};
+std::int8_t weight[4][d * d];
+std::int16_t x[seq * d], y[seq * d];
+std::int64_t bias[4][d];
+emha::QuantizedMultiplier multiplier[4][d];
+
+int run() {
+  static emha::MultiHeadAttention<Layer> attention;
+  std::uint32_t seed = 1;
+  for (auto& w : weight)
+    for (auto& v : w) v = std::int8_t(int(next(seed) % 255) - 127);
+  for (auto& v : x) v = std::int16_t(int(next(seed) % 65536) - 32768);
+  emha::MhaS16x8Weights w;
+  emha::ProjectionS16x8* p[4] = {&w.q, &w.k, &w.v, &w.out};
+  for (int i = 0; i < 4; ++i) {
+    for (std::size_t j = 0; j < d; ++j) {
+      bias[i][j] = std::int64_t(next(seed) % (1u << 20)) - (1 << 19);
+      multiplier[i][j] = {std::int32_t((1u << 30) + next(seed) % (1u << 24)), -7};
+    }
+    *p[i] = {{weight[i], d * d}, {bias[i], d}, {multiplier[i], d}};
+  }
+  w.scores = {1 << 30, -16};
+  w.softmax.input = {1 << 30, 2};
+  w.context = {1 << 30, -9};
+  if (attention.set_weights(w) != emha::Status::ok) return 1;
+  emha::ForwardOptionsS16x8 options;
   options.masks.causal = true;
   for (int r = 0; r < EMHA_ICOUNT_REPS; ++r)
     if (attention.forward({seq, seq, 1}, x, x, x, y, options) != emha::Status::ok) return 1;
