@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The full-integer int8 layer (Arithmetic::s8) against the float layer of the same shape, in one
-// run: MultiHeadAttention<Config>::forward, batch 1 self-attention, no mask, one thread, at
-// (S, D, H) = (128, 256, 8) and (256, 512, 8). The float layer reads bench_mha's seed-30 problem;
-// the int8 one seeded int8 weights and inputs with plausible multipliers (its instruction stream
-// does not depend on the values).
+// The full-integer int8 layer (Arithmetic::s8) and the 16x8 one (Arithmetic::s16x8) against the
+// float layer of the same shape, in one run: MultiHeadAttention<Config>::forward, batch 1
+// self-attention, no mask, one thread, at (S, D, H) = (128, 256, 8) and (256, 512, 8). The float
+// layer reads bench_mha's seed-30 problem; the integer ones seeded int8 weights and inputs with
+// plausible multipliers (their instruction streams do not depend on the values).
 //
-// Names: mha_s8/S:<S>/D:<D>/H:<H>/{float,int8}. Time unit: microseconds of the thread's CPU time.
+// Names: mha_s8/S:<S>/D:<D>/H:<H>/{float,int8,16x8}. Time unit: microseconds of the thread's CPU time.
 // Counters: GFLOPS (8*S*D^2 + 4*S^2*D operations per CPU second, int8 multiply-adds counted as
 // FLOP), peak_frac (of the float FMA peak), arena_bytes. The speed-up is float time / int8 time.
 
@@ -64,6 +64,31 @@ struct S8Problem {
 };
 
 template <std::size_t S, std::size_t D, std::size_t H>
+struct S16x8Config : emha::MhaConfig<D, H, S> {
+  static constexpr emha::Arithmetic arithmetic = emha::Arithmetic::s16x8;
+};
+
+// The 16x8 layer's: the same int8 weights, int64 biases, int16 input.
+struct S16x8Problem {
+  S8Problem s8;
+  std::vector<std::int16_t> x, y;
+  std::vector<std::int64_t> bias[4];
+  emha::MhaS16x8Weights w;
+
+  S16x8Problem(std::size_t s, std::size_t d) : s8(s, d), x(s * d), y(s * d) {
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::int16_t(s8.x[i] * 251);
+    emha::ProjectionS16x8* p[4] = {&w.q, &w.k, &w.v, &w.out};
+    for (int i = 0; i < 4; ++i) {
+      bias[i].assign(s8.bias[i].begin(), s8.bias[i].end());
+      *p[i] = {{s8.weight[i].data(), d * d}, {bias[i].data(), d}, {s8.multiplier[i].data(), d}};
+    }
+    w.scores = {1 << 30, -16};
+    w.softmax.input = {1 << 30, 2};
+    w.context = {1 << 30, -9};
+  }
+};
+
+template <std::size_t S, std::size_t D, std::size_t H>
 void bm_float(benchmark::State& state) {
   static const MhaProblem problem = make_mha_problem(S, D, H, 30);
   static emha::MultiHeadAttention<FloatConfig<S, D, H>> layer;
@@ -98,10 +123,27 @@ void bm_int8(benchmark::State& state) {
   state.counters["arena_bytes"] = double(layer.arena_bytes);
 }
 
+template <std::size_t S, std::size_t D, std::size_t H>
+void bm_16x8(benchmark::State& state) {
+  static S16x8Problem problem(S, D);
+  static emha::MultiHeadAttention<S16x8Config<S, D, H>> layer;
+  const emha::Span<const std::int16_t> x{problem.x.data(), problem.x.size()};
+  if (layer.set_weights(problem.w) != emha::Status::ok) return state.SkipWithError("set_weights");
+  for (auto _ : state) {
+    if (layer.forward({S, S, 1}, x, x, x, {problem.y.data(), problem.y.size()}) != emha::Status::ok)
+      return state.SkipWithError("forward");
+    benchmark::DoNotOptimize(problem.y.data());
+  }
+  set_flop_counters(state, 8.0 * S * D * D + 4.0 * S * S * D);
+  state.counters["arena_bytes"] = double(layer.arena_bytes);
+}
+
 BENCHMARK(bm_float<128, 256, 8>)->Name("mha_s8/S:128/D:256/H:8/float")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_int8<128, 256, 8>)->Name("mha_s8/S:128/D:256/H:8/int8")->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_16x8<128, 256, 8>)->Name("mha_s8/S:128/D:256/H:8/16x8")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_float<256, 512, 8>)->Name("mha_s8/S:256/D:512/H:8/float")->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_int8<256, 512, 8>)->Name("mha_s8/S:256/D:512/H:8/int8")->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_16x8<256, 512, 8>)->Name("mha_s8/S:256/D:512/H:8/16x8")->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace emha_bench

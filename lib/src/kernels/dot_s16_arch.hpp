@@ -75,47 +75,56 @@ struct Dot16 {
 #elif EMHA_SIMD && defined(__ARM_FEATURE_DSP) && !defined(__ARM_NEON) && !defined(__ARM_NEON__)
 struct Dot16 {
   static constexpr std::size_t cols = 2;
+  // The word at p (any alignment: one LDR on these cores).
+  template <class T>
+  static std::uint32_t word(const T* p) noexcept {
+    std::uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  }
+  // Not inlined: in the caller's loops the sums and pointers below spill (14 core registers).
   template <std::size_t Cols>
-  static void partial(std::size_t n, const std::int16_t* a, const std::int8_t* b, std::size_t ldb,
+  [[gnu::noinline]] static void partial(std::size_t n, const std::int16_t* a, const std::int8_t* b, std::size_t ldb,
                       std::int32_t* s) noexcept {
     std::int32_t acc[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j];
-    std::size_t p = 0;
-    for (; p + 4 <= n; p += 4) {
-      std::uint32_t a01, a23;
-      std::memcpy(&a01, a + p, sizeof a01);
-      std::memcpy(&a23, a + p + 2, sizeof a23);
-      const auto even = static_cast<int16x2_t>((a01 & 0xFFFFu) | (a23 << 16));  // a0, a2
-      const auto odd = static_cast<int16x2_t>((a01 >> 16) | (a23 & 0xFFFF0000u));  // a1, a3
+    const std::int8_t* bj[Cols];  // stepped pointers: GCC indexes each load from its base otherwise
+    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j], bj[j] = b + j * ldb;
+    const std::int16_t* const end = a + (n & ~std::size_t(3));
+    for (; a != end; a += 4) {
+      const std::uint32_t a01 = word(a), a23 = word(a + 2);
+      std::uint32_t even, odd;  // (a0, a2) and (a1, a3): PKHBT, PKHTB
+      __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(even) : "r"(a01), "r"(a23));
+      __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(odd) : "r"(a23), "r"(a01));
       for (std::size_t j = 0; j < Cols; ++j) {
-        std::uint32_t w;
-        std::memcpy(&w, b + j * ldb + p, sizeof w);
-        int16x2_t w13;  // SXTB16 with its ROR #8 (GCC 12 does not fold __sxtb16(__ror(w, 8)))
+        const std::uint32_t w = word(bj[j]);
+        bj[j] += 4;
+        std::uint32_t w13;  // SXTB16 with its ROR #8 (GCC 12 does not fold __sxtb16(__ror(w, 8)))
         __asm__("sxtb16 %0, %1, ror #8" : "=r"(w13) : "r"(w));
-        acc[j] = __smlad(odd, w13, __smlad(even, __sxtb16(static_cast<int8x4_t>(w)), acc[j]));
+        acc[j] = __smlad(static_cast<int16x2_t>(odd), static_cast<int16x2_t>(w13),
+                         __smlad(static_cast<int16x2_t>(even), __sxtb16(static_cast<int8x4_t>(w)), acc[j]));
       }
     }
-    for (; p < n; ++p)
-      for (std::size_t j = 0; j < Cols; ++j) acc[j] += std::int32_t(a[p]) * b[j * ldb + p];
+    for (std::size_t p = 0; p < (n & 3); ++p)
+      for (std::size_t j = 0; j < Cols; ++j) acc[j] += std::int32_t(a[p]) * bj[j][p];
     for (std::size_t j = 0; j < Cols; ++j) s[j] = acc[j];
   }
+  // Not inlined: in the caller's loops the sums and pointers below spill (14 core registers).
   template <std::size_t Cols>
-  static void partial(std::size_t n, const std::int16_t* a, const std::int16_t* b, std::size_t ldb,
+  [[gnu::noinline]] static void partial(std::size_t n, const std::int16_t* a, const std::int16_t* b, std::size_t ldb,
                       std::int64_t* s) noexcept {
     std::int64_t acc[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j];
-    std::size_t p = 0;
-    for (; p + 2 <= n; p += 2) {
-      int16x2_t x;
-      std::memcpy(&x, a + p, sizeof x);
+    const std::int16_t* bj[Cols];
+    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j], bj[j] = b + j * ldb;
+    const std::int16_t* const end = a + (n & ~std::size_t(1));
+    for (; a != end; a += 2) {
+      const auto x = static_cast<int16x2_t>(word(a));
       for (std::size_t j = 0; j < Cols; ++j) {
-        int16x2_t y;
-        std::memcpy(&y, b + j * ldb + p, sizeof y);
-        acc[j] = __smlald(x, y, acc[j]);
+        acc[j] = __smlald(x, static_cast<int16x2_t>(word(bj[j])), acc[j]);
+        bj[j] += 2;
       }
     }
-    for (; p < n; ++p)
-      for (std::size_t j = 0; j < Cols; ++j) acc[j] += std::int64_t(a[p]) * b[j * ldb + p];
+    if (n & 1)
+      for (std::size_t j = 0; j < Cols; ++j) acc[j] += std::int64_t(*a) * *bj[j];
     for (std::size_t j = 0; j < Cols; ++j) s[j] = acc[j];
   }
 };
