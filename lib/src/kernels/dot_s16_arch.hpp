@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The int16 dot products of one instruction set, as gemm_s16x8 and gemm_s16 (gemm_s16.cpp) call
-// them, s[j] += sum_{p < n} a[p] * b[j * ldb + p] for j < Cols:
+// them, s[j] = sum_{p < n} a[p] * b[j * ldb + p] for j < Cols:
 //   Dot16::cols                        rows of b one call takes (4; 2 on Cortex-M4/M7, whose core
 //                                      registers hold 2 sums, their pointers and the operands)
 //   Dot16::partial<Cols>(n, a, b8, ldb, s32)   b int8, sums in int32: n <= 256 keeps them exact
@@ -35,39 +35,45 @@ inline namespace EMHA_ISA {
 #if EMHA_SIMD && defined(EMHA_SIMD_MVE)
 struct Dot16 {
   static constexpr std::size_t cols = 4;
+  // Stepped pointers (GCC indexes each load from its base otherwise), out of line (inlined in the
+  // caller's loops, the sums and pointers spill).
   template <std::size_t Cols>
-  static void partial(std::size_t n, const std::int16_t* a, const std::int8_t* b, std::size_t ldb,
-                      std::int32_t* s) noexcept {
+  [[gnu::noinline]] static void partial(std::size_t n, const std::int16_t* a, const std::int8_t* b, std::size_t ldb,
+                                        std::int32_t* s) noexcept {
     std::int32_t acc[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j];
-    std::size_t p = 0;
-    for (; p + 8 <= n; p += 8) {
-      const int16x8_t va = vldrhq_s16(a + p);
-      for (std::size_t j = 0; j < Cols; ++j) acc[j] = vmladavaq_s16(acc[j], va, vldrbq_s16(b + j * ldb + p));
+    const std::int8_t* bj[Cols];
+    for (std::size_t j = 0; j < Cols; ++j) acc[j] = 0, bj[j] = b + j * ldb;
+    for (; n >= 8; n -= 8, a += 8) {
+      const int16x8_t va = vldrhq_s16(a);
+      for (std::size_t j = 0; j < Cols; ++j) {
+        acc[j] = vmladavaq_s16(acc[j], va, vldrbq_s16(bj[j]));
+        bj[j] += 8;
+      }
     }
-    if (p < n) {
-      const mve_pred16_t m = vctp16q(std::uint32_t(n - p));
-      const int16x8_t va = vldrhq_z_s16(a + p, m);
-      for (std::size_t j = 0; j < Cols; ++j)
-        acc[j] = vmladavaq_p_s16(acc[j], va, vldrbq_z_s16(b + j * ldb + p, m), m);
+    if (n > 0) {
+      const mve_pred16_t m = vctp16q(std::uint32_t(n));
+      const int16x8_t va = vldrhq_z_s16(a, m);
+      for (std::size_t j = 0; j < Cols; ++j) acc[j] = vmladavaq_p_s16(acc[j], va, vldrbq_z_s16(bj[j], m), m);
     }
     for (std::size_t j = 0; j < Cols; ++j) s[j] = acc[j];
   }
   template <std::size_t Cols>
-  static void partial(std::size_t n, const std::int16_t* a, const std::int16_t* b, std::size_t ldb,
-                      std::int64_t* s) noexcept {
+  [[gnu::noinline]] static void partial(std::size_t n, const std::int16_t* a, const std::int16_t* b, std::size_t ldb,
+                                        std::int64_t* s) noexcept {
     std::int64_t acc[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j];
-    std::size_t p = 0;
-    for (; p + 8 <= n; p += 8) {
-      const int16x8_t va = vldrhq_s16(a + p);
-      for (std::size_t j = 0; j < Cols; ++j) acc[j] = vmlaldavaq_s16(acc[j], va, vldrhq_s16(b + j * ldb + p));
+    const std::int16_t* bj[Cols];
+    for (std::size_t j = 0; j < Cols; ++j) acc[j] = 0, bj[j] = b + j * ldb;
+    for (; n >= 8; n -= 8, a += 8) {
+      const int16x8_t va = vldrhq_s16(a);
+      for (std::size_t j = 0; j < Cols; ++j) {
+        acc[j] = vmlaldavaq_s16(acc[j], va, vldrhq_s16(bj[j]));
+        bj[j] += 8;
+      }
     }
-    if (p < n) {
-      const mve_pred16_t m = vctp16q(std::uint32_t(n - p));
-      const int16x8_t va = vldrhq_z_s16(a + p, m);
-      for (std::size_t j = 0; j < Cols; ++j)
-        acc[j] = vmlaldavaq_p_s16(acc[j], va, vldrhq_z_s16(b + j * ldb + p, m), m);
+    if (n > 0) {
+      const mve_pred16_t m = vctp16q(std::uint32_t(n));
+      const int16x8_t va = vldrhq_z_s16(a, m);
+      for (std::size_t j = 0; j < Cols; ++j) acc[j] = vmlaldavaq_p_s16(acc[j], va, vldrhq_z_s16(bj[j], m), m);
     }
     for (std::size_t j = 0; j < Cols; ++j) s[j] = acc[j];
   }
@@ -88,7 +94,7 @@ struct Dot16 {
                       std::int32_t* s) noexcept {
     std::int32_t acc[Cols];
     const std::int8_t* bj[Cols];  // stepped pointers: GCC indexes each load from its base otherwise
-    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j], bj[j] = b + j * ldb;
+    for (std::size_t j = 0; j < Cols; ++j) acc[j] = 0, bj[j] = b + j * ldb;
     const std::int16_t* const end = a + (n & ~std::size_t(3));
     for (; a != end; a += 4) {
       const std::uint32_t a01 = word(a), a23 = word(a + 2);
@@ -114,7 +120,7 @@ struct Dot16 {
                       std::int64_t* s) noexcept {
     std::int64_t acc[Cols];
     const std::int16_t* bj[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) acc[j] = s[j], bj[j] = b + j * ldb;
+    for (std::size_t j = 0; j < Cols; ++j) acc[j] = 0, bj[j] = b + j * ldb;
     const std::int16_t* const end = a + (n & ~std::size_t(1));
     for (; a != end; a += 2) {
       const auto x = static_cast<int16x2_t>(word(a));
@@ -134,12 +140,14 @@ struct Dot16 {
   template <std::size_t Cols>
   static void partial(std::size_t n, const std::int16_t* a, const std::int8_t* b, std::size_t ldb,
                       std::int32_t* s) noexcept {
+    for (std::size_t j = 0; j < Cols; ++j) s[j] = 0;
     for (std::size_t p = 0; p < n; ++p)
       for (std::size_t j = 0; j < Cols; ++j) s[j] += std::int32_t(a[p]) * b[j * ldb + p];
   }
   template <std::size_t Cols>
   static void partial(std::size_t n, const std::int16_t* a, const std::int16_t* b, std::size_t ldb,
                       std::int64_t* s) noexcept {
+    for (std::size_t j = 0; j < Cols; ++j) s[j] = 0;
     for (std::size_t p = 0; p < n; ++p)
       for (std::size_t j = 0; j < Cols; ++j) s[j] += std::int64_t(a[p]) * b[j * ldb + p];
   }

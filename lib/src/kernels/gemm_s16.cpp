@@ -21,19 +21,16 @@ constexpr std::size_t chunk = 256;  // int16 x int8 products an int32 sum holds 
 // c[j] = sum_p a[p] * b[j * ldb + p] for j < Cols.
 template <std::size_t Cols>
 void row_block(std::size_t k, const std::int16_t* a, const std::int8_t* b, std::size_t ldb, std::int64_t* c) noexcept {
-  std::int64_t total[Cols] = {};
+  for (std::size_t j = 0; j < Cols; ++j) c[j] = 0;
   for (std::size_t p0 = 0; p0 < k; p0 += chunk) {
-    std::int32_t s[Cols] = {};
+    std::int32_t s[Cols];
     Dot16::partial<Cols>(k - p0 < chunk ? k - p0 : chunk, a + p0, b + p0, ldb, s);
-    for (std::size_t j = 0; j < Cols; ++j) total[j] += s[j];
+    for (std::size_t j = 0; j < Cols; ++j) c[j] += s[j];
   }
-  for (std::size_t j = 0; j < Cols; ++j) c[j] = total[j];
 }
 template <std::size_t Cols>
 void row_block(std::size_t k, const std::int16_t* a, const std::int16_t* b, std::size_t ldb, std::int64_t* c) noexcept {
-  std::int64_t total[Cols] = {};
-  Dot16::partial<Cols>(k, a, b, ldb, total);
-  for (std::size_t j = 0; j < Cols; ++j) c[j] = total[j];
+  Dot16::partial<Cols>(k, a, b, ldb, c);
 }
 
 template <class B>
