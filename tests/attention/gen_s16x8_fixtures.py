@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "kernels"))
 sys.path.insert(0, str(HERE))
 from gen_requant_fixtures import c_array, quantize_multiplier  # noqa: E402
 from gen_s16_fixtures import batch_matmul_s16, fully_connected_s16x8, softmax_params, softmax_s16  # noqa: E402
-from gen_s8_fixtures import CASES as S8_CASES, float_module, mask_of, per_channel  # noqa: E402
+from gen_s8_fixtures import CASES as S8_CASES, calibrate, float_module, module_and_inputs, per_channel  # noqa: E402
 
 OUT = HERE / "fixtures" / "s16x8_layer.hpp"
 # gen_s8_fixtures.py's cases, and one whose rows are long (where int8 probabilities lose most).
@@ -78,29 +78,9 @@ def torch_fake_quant(c, w, sc, x_q, x_k, x_v, mask):
 
 
 def build(c, rng):
-    d, hd, kvd, qd = c["d"], c["head_dim"], c["kv_heads"] * c["head_dim"], c["heads"] * c["head_dim"]
-    w = dict(wq=rng.normal(0, 1 / math.sqrt(d), (qd, d)), wk=rng.normal(0, 1 / math.sqrt(c["kdim"]), (kvd, c["kdim"])),
-             wv=rng.normal(0, 1 / math.sqrt(c["vdim"]), (kvd, c["vdim"])), wo=rng.normal(0, 1 / math.sqrt(qd), (d, qd)))
-    for n, rows in (("bq", qd), ("bk", kvd), ("bv", kvd), ("bo", d)):
-        w[n] = rng.normal(0, 0.1, rows) if c["bias"] else np.zeros(rows)
-    self_attn = c["kdim"] == d and c["sq"] == c["skv"] and c["masks"] != "per_head"
-    mask, extra = mask_of(c, rng)
-
-    def inputs(r):
-        xq = r.normal(0.2, 1.0, (c["batch"], c["sq"], d))
-        if self_attn:
-            return xq, xq, xq
-        return xq, r.normal(-0.1, 0.8, (c["batch"], c["skv"], c["kdim"])), r.normal(0, 1.2, (c["batch"], c["skv"], c["vdim"]))
-
-    ranges = {}
-    for _ in range(32):  # calibration: 32 draws of every sequence through the float module
-        xq, xk, xv = inputs(rng)
-        for b in range(c["batch"]):
-            _, st = float_module(c, w, xq[b], xk[b], xv[b], mask[b])
-            st.update(query=xq[b], key=xk[b], value=xv[b])
-            for n, t in st.items():
-                lo, hi = ranges.get(n, (np.inf, -np.inf))
-                ranges[n] = (min(lo, float(t.min())), max(hi, float(t.max())))
+    d, hd, qd = c["d"], c["head_dim"], c["heads"] * c["head_dim"]
+    w, mask, extra, self_attn, inputs = module_and_inputs(c, rng)
+    ranges = calibrate(c, w, mask, inputs, rng, 32)
     sc = {n: symmetric(*r) for n, r in ranges.items()}
     if self_attn:
         sc["key"] = sc["value"] = sc["query"]

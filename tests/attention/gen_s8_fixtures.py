@@ -153,8 +153,10 @@ def per_channel(wf):
     return np.clip(np.round(wf / s[:, None]), -127, 127).astype(np.int64), s
 
 
-def build(c, rng):
-    d, hd, kvd, qd = c["d"], c["head_dim"], c["kv_heads"] * c["head_dim"], c["heads"] * c["head_dim"]
+def module_and_inputs(c, rng):
+    """A case's seeded float64 weights, its mask, and a function drawing one input (query, key,
+    value: one tensor three times for self-attention)."""
+    d, kvd, qd = c["d"], c["kv_heads"] * c["head_dim"], c["heads"] * c["head_dim"]
     w = dict(wq=rng.normal(0, 1 / math.sqrt(d), (qd, d)), wk=rng.normal(0, 1 / math.sqrt(c["kdim"]), (kvd, c["kdim"])),
              wv=rng.normal(0, 1 / math.sqrt(c["vdim"]), (kvd, c["vdim"])), wo=rng.normal(0, 1 / math.sqrt(qd), (d, qd)))
     for n, rows in (("bq", qd), ("bk", kvd), ("bv", kvd), ("bo", d)):
@@ -168,9 +170,13 @@ def build(c, rng):
             return xq, xq, xq
         return xq, r.normal(-0.1, 0.8, (c["batch"], c["skv"], c["kdim"])), r.normal(0, 1.2, (c["batch"], c["skv"], c["vdim"]))
 
-    # Calibration: 8 draws of every sequence through the float module.
+    return w, mask, extra, self_attn, inputs
+
+
+def calibrate(c, w, mask, inputs, rng, draws):
+    """Each stage's (min, max) over `draws` draws of every sequence through the float module."""
     ranges = {}
-    for _ in range(8):
+    for _ in range(draws):
         xq, xk, xv = inputs(rng)
         for b in range(c["batch"]):
             _, st = float_module(c, w, xq[b], xk[b], xv[b], mask[b])
@@ -178,6 +184,13 @@ def build(c, rng):
             for n, t in st.items():
                 lo, hi = ranges.get(n, (np.inf, -np.inf))
                 ranges[n] = (min(lo, float(t.min())), max(hi, float(t.max())))
+    return ranges
+
+
+def build(c, rng):
+    d, hd, qd = c["d"], c["head_dim"], c["heads"] * c["head_dim"]
+    w, mask, extra, self_attn, inputs = module_and_inputs(c, rng)
+    ranges = calibrate(c, w, mask, inputs, rng, 8)
     tp = {n: tensor_params(*r) for n, r in ranges.items()}
     if self_attn:
         tp["key"] = tp["value"] = tp["query"]
