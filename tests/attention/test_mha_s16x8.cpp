@@ -147,3 +147,29 @@ EMHA_TEST_CASE("16x8 layer: set_weights refuses what TFLite's 16x8 cannot hold")
   w.softmax.input.multiplier = 12345;  // below 2^30: not a Q31 multiplier in [0.5, 1)
   EMHA_CHECK(layer.set_weights(w) == emha::Status::invalid_argument);
 }
+
+namespace {
+using CallerLayer = emha::MultiHeadAttention<S16x8Config<self_mha_case>, emha::ArenaOwnership::caller>;
+alignas(64) unsigned char g_arena[CallerLayer::arena_bytes + 64];
+}  // namespace
+
+EMHA_TEST_CASE("16x8 layer: an input inside the caller's arena is refused, nothing written") {
+  // The pass writes its arena while it reads the inputs: a query there would be overwritten.
+  static CallerLayer layer(emha::ArenaRef(g_arena, sizeof g_arena));
+  EMHA_CHECK(layer.set_weights(fx::self_mha::weights()) == emha::Status::ok);
+  constexpr std::size_t n = self_mha_case::batch * self_mha_case::sq * self_mha_case::d;
+  auto* inside = reinterpret_cast<std::int16_t*>(g_arena + 128);
+  for (std::size_t i = 0; i < n; ++i) inside[i] = fx::self_mha::query[i];
+  for (std::int16_t& v : g_out) v = 99;
+  const emha::AttentionShape shape{self_mha_case::sq, self_mha_case::skv, self_mha_case::batch};
+  const emha::Span<const std::int16_t> q{inside, n}, x{fx::self_mha::query, n};
+  EMHA_CHECK(layer.forward(shape, q, x, x, {g_out, n}) == emha::Status::overlap);
+  EMHA_CHECK(layer.forward(shape, x, x, q, {g_out, n}) == emha::Status::overlap);
+  std::size_t written = 0;
+  for (std::int16_t v : g_out) written += v != 99;
+  EMHA_CHECK(written == 0);
+  EMHA_CHECK(layer.forward(shape, x, x, x, {g_out, n}) == emha::Status::ok);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) bad += g_out[i] != fx::self_mha::expected_out[i];
+  EMHA_CHECK(bad == 0);
+}

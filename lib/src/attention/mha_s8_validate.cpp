@@ -82,7 +82,8 @@ Status check_call(const MhaDims& d, const W& w, const ArenaRef& arena, const Att
     if (m.attend_batch != 1 && m.attend_batch != sh.batch) return Status::invalid_argument;
     EMHA_TRY(check_span(m.attend, n_attend));
   }
-  // The outputs share no byte with anything forward() reads, each other or the arena.
+  // The outputs share no byte with anything forward() reads, each other or the arena, and nothing
+  // forward() reads lies in the arena.
   const Bytes reads[] = {
       bytes_of(q.data, n_q), bytes_of(k.data, n_k), bytes_of(v.data, n_v),
       bytes_of(m.key_ignored.data, sh.batch * sh.seq_kv), bytes_of(m.key_lengths.data, sh.batch),
@@ -95,8 +96,9 @@ Status check_call(const MhaDims& d, const W& w, const ArenaRef& arena, const Att
   };
   const Bytes y = bytes_of(out.data, n_q), p = bytes_of(o.attn_weights.data, n_p);
   if (overlap(y, p)) return Status::overlap;
+  const Bytes& scratch = reads[sizeof reads / sizeof reads[0] - 1];  // the pass writes it while reading the rest
   for (const Bytes& r : reads)
-    if (overlap(y, r) || overlap(p, r)) return Status::overlap;
+    if (overlap(y, r) || overlap(p, r) || (&r != &scratch && overlap(scratch, r))) return Status::overlap;
   return arena.available() < arena_bytes ? Status::no_space : Status::ok;
 }
 

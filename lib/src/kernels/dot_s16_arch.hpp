@@ -5,7 +5,7 @@
 //   Dot16::cols                        rows of b one call takes (4; 2 on Cortex-M4/M7, whose core
 //                                      registers hold 2 sums, their pointers and the operands)
 //   Dot16::partial<Cols>(n, a, b8, ldb, s32)   b int8, sums in int32: n <= 256 keeps them exact
-//                                      (an int16 x int8 product is below 2^22)
+//                                      (an int16 x int8 product is at most 2^22)
 //   Dot16::partial<Cols>(n, a, b16, ldb, s64)  b int16, sums in int64 (two int16 x int16
 //                                      products can overflow int32)
 // One struct per target, chosen by the compiler's feature macros:

@@ -2,7 +2,7 @@
 // gemm_s16x8 and gemm_s16 (emha/kernels/gemm_s16.hpp): one row of a against Dot16::cols rows of b
 // at a time (dot_s16_arch.hpp), the loads of a shared by their sums, n's tail the same call with
 // fewer rows:
-//   gemm_s16x8  int32 sums of 256 products at a time (exact: a product is below 2^22), each
+//   gemm_s16x8  int32 sums of 256 products at a time (exact: a product is at most 2^22), each
 //               chunk's added to the int64 totals;
 //   gemm_s16    int64 sums throughout (two int16 x int16 products can overflow int32).
 // Integer sums: the reference's values on every variant.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // MultiHeadAttention for a Config with `arithmetic = Arithmetic::s16x8`: attention in TFLite's
-// 16x8 quantization (int16 activations, int8 weights), as a TFLite Micro or CMSIS-NN graph
-// computes it, bit for bit:
+// 16x8 quantization (int16 activations, int8 weights), bit for bit as TFLite's reference kernels
+// compute it (CMSIS-NN's s16 kernels give the same values wherever no requantized sum reaches
+// 2^30, where its int32 shift wraps; those outputs saturate in TFLite):
 //   Q, K, V = FULLY_CONNECTED(query, key, value)     int16, int8 weights per output channel, int64 bias
 //   S_h     = BATCH_MATMUL(Q_h, K_g^T)               int16 (the scores' scale folded into its multiplier)
 //   P_h     = SOFTMAX(S_h) over the unmasked keys    int16, scale 1/32768
@@ -13,8 +14,8 @@
 // (requantize_s64); the softmax is TFLite's int16 one (emha/kernels/softmax_s16.hpp, its
 // differences requantized with the Config's rounding). A masked key is left out of its row's
 // softmax and gets probability 0; a row with every key masked attends to nothing (context 0).
-// Where it pays: s8's probabilities have a step of 1/256, so over long rows a typical probability
-// is one step or none; 16x8 keeps 15 bits (bench/README.md measures both).
+// Where it pays: s8's probabilities have a step of 1/256, so over rows of a few hundred keys a
+// typical probability is one step or none; 16x8 keeps 15 bits (bench/README.md measures both).
 // Fused: each query row's scores and probabilities live in O(S_kv), never [S_q x S_kv].
 // No heap, no float anywhere in the pass.
 

@@ -27,8 +27,8 @@ constexpr bool check_config_s8() {
                 "arithmetic s8 and s16x8 take their own weights: leave weight_type and kv_cache_type at f32");
   static_assert(C::max_threads == 1, "arithmetic s8 and s16x8 run on the caller's thread: max_threads 1");
   static_assert(C::d_model <= (1u << 15) && C::kdim <= (1u << 15) && C::vdim <= (1u << 15) &&
-                    C::max_seq_kv <= (1u << 15),
-                "arithmetic s8 and s16x8 sum at most 2^15 products");
+                    C::max_seq_kv <= (1u << 15) && mha_dims<C>().q_dim() <= (1u << 15),
+                "arithmetic s8 and s16x8 sum at most 2^15 products");  // q_dim bounds head_dim too
   return true;
 }
 

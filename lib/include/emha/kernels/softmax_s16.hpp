@@ -2,7 +2,7 @@
 #pragma once
 // Softmax of int16 rows, bit for bit TFLite's reference int16 kernel (reference_ops::SoftmaxInt16
 // of tensorflow/lite/kernels/internal/reference/softmax.h, with TFLite Micro's parameters and
-// tables, softmax_common.cc; CMSIS-NN's arm_softmax_s16 computes the same): input zero point 0,
+// tables, softmax_common.cc; CMSIS-NN's arm_softmax_s16 takes the same tables): input zero point 0,
 // output scale 1/32768 and zero point 0 (probability p is stored as about 32768 p, at most
 // 32767). Per row: d = x - max(row) in [-65535, 0] is scaled so that -65535 means -10
 // (SoftmaxS16Params), recentred to int16 and looked up in the exp table (Q0.15, 9 bits of index
