@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "emha/kernels/requant.hpp"
+#include "emha/kernels/requantize_s16_ref.hpp"
 
 namespace emha {
 
@@ -39,10 +40,6 @@ inline std::int16_t lut_lookup_s16(std::int16_t v, const std::int16_t* lut) noex
   const auto slope = static_cast<std::int16_t>(lut[index + 1] - base);
   return static_cast<std::int16_t>(base + ((slope * offset + 64) >> 7));
 }
-
-inline std::int16_t clamp_s16(std::int32_t v) noexcept {
-  return static_cast<std::int16_t>(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
-}
 }  // namespace detail
 
 // y[i][j] = TFLite's int16 softmax of row i of x (rows x cols, row strides ldx and ldy; y may be
@@ -59,7 +56,7 @@ void softmax_s16(std::size_t rows, std::size_t cols, const std::int16_t* x, std:
     std::int32_t sum = 0;  // Q16.15; the exps wait in y
     for (std::size_t j = 0; j < cols; ++j) {
       const std::int32_t scaled = requantize<R>(xr[j] - max, p.input);
-      yr[j] = detail::lut_lookup_s16(detail::clamp_s16(scaled + 32767), detail::softmax_s16_exp_lut);
+      yr[j] = detail::lut_lookup_s16(detail::saturate_s16(scaled + 32767), detail::softmax_s16_exp_lut);
       sum += yr[j];
     }
     const int headroom_plus_one = __builtin_clz(static_cast<std::uint32_t>(sum));  // sum >= 1
@@ -67,7 +64,7 @@ void softmax_s16(std::size_t rows, std::size_t cols, const std::int16_t* x, std:
         ((static_cast<std::int64_t>(sum) << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
     // 1 / (1 + x) for x = the normalised sum - 1, recentred from [0, 65535] to int16
     const std::int32_t reciprocal = detail::lut_lookup_s16(
-        detail::clamp_s16(shifted_sum - ((1 << 15) + (1 << 16))), detail::softmax_s16_one_over_one_plus_x_lut);
+        detail::saturate_s16(shifted_sum - ((1 << 15) + (1 << 16))), detail::softmax_s16_one_over_one_plus_x_lut);
     const int right_shift = 31 - headroom_plus_one;
     const std::int64_t round = std::int64_t(1) << (right_shift - 1);
     for (std::size_t j = 0; j < cols; ++j) {
