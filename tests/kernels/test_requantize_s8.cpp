@@ -2,9 +2,10 @@
 // requantize_s8 (emha/kernels/requantize_s8.hpp) on the host and the firmware: the 2,565 cases of
 // fixtures/requant.hpp (TFLite's and CMSIS-NN's arithmetic re-implemented in Python) run through
 // it with a multiplier per channel, every byte the clamp of TFLite's value, both roundings; and
-// against requantize_s8_ref over every count of lanes and tail (n 0-13), per channel and per
-// tensor, with and without a bias, strided output, zero points at both ends, sums that land in
-// int8 and sums that saturate. Nothing is written past the n outputs.
+// against requantize_s8_ref over every count of lanes and tail (n 0-37: two vectors of 16 lanes
+// and every tail of 4, 8 or 16), per channel and per tensor, with and without a bias, strided
+// output, zero points at both ends, sums that land in int8 and sums that saturate. Nothing is
+// written past the n outputs.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +21,7 @@ using emha::QuantizedMultiplier;
 using emha::Rounding;
 namespace fx = emha::requant_fixtures;
 
-constexpr std::size_t count = sizeof fx::cases / sizeof fx::cases[0], max_n = 13, max_ld = 3;
+constexpr std::size_t count = sizeof fx::cases / sizeof fx::cases[0], max_n = 37, max_ld = 3;
 std::int32_t g_acc[count], g_bias[max_n];
 QuantizedMultiplier g_q[count];
 std::int8_t g_y[count], g_y_ref[max_n * max_ld + 4];
@@ -82,7 +83,7 @@ EMHA_TEST_CASE("requantize_s8 over every tail gives requantize_s8_ref's bytes") 
             }
             ++cases;
           }
-  EMHA_CHECK(cases == 224);
+  EMHA_CHECK(cases == 608);
   EMHA_CHECK(wrong == 0);
   EMHA_CHECK(written == 0);
 }

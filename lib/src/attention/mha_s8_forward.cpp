@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The full-integer layer's pass (emha/attention/mha_s8.hpp), one sequence at a time:
 //   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED);
-//      K's row sums per head and V^T's row sums, which carry the zero points below (every row sum
+//      K's row sums per head (times -z_Q, [kv_heads x S_kv]: a row's keys in a run) and V^T's row
+//      sums, which carry the zero points below (every row sum
 //      here, Q's and the probabilities' too, a gemm_s8 with a vector of ones).
 //   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8 each), per
 //      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8
@@ -68,17 +69,32 @@ constexpr std::int32_t wrap_sum(std::uint32_t a, std::uint32_t b, std::uint32_t 
   return static_cast<std::int32_t>(a + b + c + d);
 }
 
+// Output channels a projection takes per sweep over its rows: the weights of as many as fit in
+// project_bytes (at least 4, a multiple of 4: gemm_s8's blocks), read from the nearest cache for
+// every block of rows rather than the whole matrix again per block.
+inline constexpr std::size_t project_bytes = 16384;
+constexpr std::size_t project_chunk(std::size_t in, std::size_t rows) noexcept {
+  const std::size_t fit = in > 0 ? project_bytes / in / 4 * 4 : rows;
+  return fit < 4 ? 4 : fit > rows ? rows : fit;
+}
+
 // y[i * y_row + j * y_col] = FULLY_CONNECTED(x row i)[j], for m rows of `in` int8 into p's rows,
 // mha_s8_project_rows rows per gemm_s8 (sums holds that many rows of sums).
 template <Rounding R, bool Reference>
 void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const ProjectionS8& p, std::size_t rows,
              std::int32_t zero_point, std::int32_t* sums, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept {
-  for (std::size_t i = 0; i < m; i += mha_s8_project_rows) {
-    const std::size_t block = m - i < mha_s8_project_rows ? m - i : mha_s8_project_rows;
-    gemm<Reference>(block, rows, in, x.p + i * x.ld, x.ld, p.weight.data, in, sums, rows);
-    for (std::size_t r = 0; r < block; ++r)
-      requant<R, Reference>(rows, sums + r * rows, p.bias.data, p.multiplier.data, 1, zero_point,
-                            y + (i + r) * y_row, y_col);
+  const std::size_t chunk = project_chunk(in, rows);
+  for (std::size_t j = 0; j < rows; j += chunk) {
+    const std::size_t cols = rows - j < chunk ? rows - j : chunk;
+    const std::int8_t* wj = p.weight.data + j * in;
+    const std::int32_t* bias = p.bias.data ? p.bias.data + j : nullptr;
+    for (std::size_t i = 0; i < m; i += mha_s8_project_rows) {
+      const std::size_t block = m - i < mha_s8_project_rows ? m - i : mha_s8_project_rows;
+      gemm<Reference>(block, cols, in, x.p + i * x.ld, x.ld, wj, in, sums, cols);
+      for (std::size_t r = 0; r < block; ++r)
+        requant<R, Reference>(cols, sums + r * cols, bias, p.multiplier.data + j, 1, zero_point,
+                              y + (i + r) * y_row + j * y_col, y_col);
+    }
   }
 }
 
@@ -123,7 +139,7 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
   const std::int8_t* q = buf.q + i0 * q_dim + h * dk;             // the rows' Q, q_dim apart
   gemm<Reference>(rows, reach, dk, q, q_dim, buf.k + g * dk, kv, buf.sums, reach);
   const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
-  const std::int32_t* k_sums = buf.k_sums + g;
+  const std::int32_t* k_zq = buf.k_sums + g * skv;  // -z_Q sum_d k per key
   std::int32_t q_sums[mha_s8_attend_rows], p_sums[mha_s8_attend_rows];
   gemm<Reference>(rows, 1, dk, q, q_dim, buf.ones, dk, q_sums, 1);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -132,7 +148,7 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
     std::int8_t* row = buf.p + r * skv;
     const std::uint32_t zz = std::uint32_t(dk) * zq * zk - zk * std::uint32_t(q_sums[r]);
     for (std::size_t j = 0; j < used; ++j)
-      sums[j] = wrap_sum(sums[j], zz, 0u - zq * std::uint32_t(k_sums[j * d.kv_heads]));
+      sums[j] = wrap_sum(sums[j], zz, std::uint32_t(k_zq[j]));
     requant<R, Reference>(used, sums, nullptr, &w.scores, 0, w.zero_point_scores, buf.scores, 1);
     if (!key_masks(m)) {
       softmax<R, Reference>(used, buf.scores, w, table, row, sums);
@@ -181,8 +197,10 @@ Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Ta
                           buf.k, kv, 1);
     project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf.sums,
                           buf.vt, 1, skv);
-    for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head, V^T's row sums
-      gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g, d.kv_heads);
+    for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head (times -z_Q), V^T's row sums
+      gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g * skv, 1);
+    for (std::size_t j = 0; j < skv * d.kv_heads; ++j)
+      buf.k_sums[j] = wrap_sum(0u, 0u - std::uint32_t(w.zero_point_q) * std::uint32_t(buf.k_sums[j]));
     gemm<Reference>(kv, 1, skv, buf.vt, skv, buf.ones, skv, buf.v_sums, 1);
     for (std::size_t h = 0; h < d.heads; ++h)
       for (std::size_t i = 0; i < sq; i += mha_s8_attend_rows) {

@@ -5,7 +5,7 @@
 //   (gemmlowp's SaturatingRoundingDoublingHighMul, which is that instruction); the rounding
 //   divide by 2^max(-shift, 0) as gemmlowp's NEON one (x - 1 where x < 0 and the shift is not 0,
 //   saturating, then VRSHL: half away from zero); + zero point, clamped to int8.
-//   x86 AVX2 (and the AVX-512 variant), 8 lanes: the reference's steps per lane, the 64-bit
+//   x86 AVX2, 8 lanes (AVX-512, 16, its lane tests masks): the reference's steps per lane, the 64-bit
 //   products from VPMULDQ on even and odd lanes (the multipliers are >= 0: set_weights and the
 //   kernel's contract keep them in [0, 2^31), so the product never saturates).
 // The steps, per target (requantize_s8.cpp strings them together, multipliers split once per
@@ -37,7 +37,59 @@
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
-#if EMHA_SIMD && defined(__AVX2__)
+#if EMHA_SIMD && defined(__AVX512BW__)
+struct RequantLanes {  // the AVX2 steps below on 16 lanes, the lane tests as masks
+  static constexpr std::size_t lanes = 16;
+  using vec = __m512i;
+  struct Multipliers {
+    __m512i m, left, right;  // per lane: the multiplier, max(shift, 0), max(-shift, 0)
+  };
+  static vec load(const std::int32_t* p) noexcept { return _mm512_loadu_si512(p); }
+  static vec add(vec a, vec b) noexcept { return _mm512_add_epi32(a, b); }  // modulo 2^32, as the reference
+  static vec splat(std::int32_t v) noexcept { return _mm512_set1_epi32(v); }
+  static Multipliers split(__m512i m, __m512i shift) noexcept {
+    const __m512i zero = _mm512_setzero_si512();
+    return {m, _mm512_max_epi32(shift, zero), _mm512_sub_epi32(zero, _mm512_min_epi32(shift, zero))};
+  }
+  static Multipliers broadcast(QuantizedMultiplier q) noexcept { return split(splat(q.multiplier), splat(q.shift)); }
+  // q[0..15]'s {multiplier, shift} pairs: the even and the odd int32 of two vectors.
+  static Multipliers pairs(const QuantizedMultiplier* q) noexcept {
+    const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + 8);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    return split(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
+  }
+  // requantize(x, q) + zero_point per lane (double rounding; store saturates to int8).
+  static vec apply(vec x, const Multipliers& q, vec zero_point) noexcept {
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    x = _mm512_sllv_epi32(x, q.left);  // modulo 2^32, as the reference
+    // (x * m + 2^30) >> 31 per lane: bits 31..62 of the 64-bit sum, from even and odd lanes.
+    const __m512i nudge = _mm512_set1_epi64(std::int64_t(1) << 30);
+    const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, q.m), nudge), 31);
+    const __m512i odd =
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(q.m, 32)), nudge);
+    x = _mm512_mask_blend_epi32(0xaaaa, even, _mm512_slli_epi64(_mm512_srli_epi64(odd, 31), 32));
+    // round(x / 2^right), half away from zero: (x >> right) + (remainder > threshold).
+    const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, q.right), one);
+    const __m512i half = _mm512_srai_epi32(mask, 1);
+    const __m512i threshold = _mm512_mask_add_epi32(half, _mm512_cmplt_epi32_mask(x, zero), half, one);
+    const __m512i shifted = _mm512_srav_epi32(x, q.right);
+    x = _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, mask), threshold), shifted, one);
+    return _mm512_add_epi32(x, zero_point);
+  }
+  // The 16 lanes saturated to int8 (VPMOVSDB) to y[i * ldy].
+  static void store(__m512i v, std::int8_t* y, std::size_t ldy) noexcept {
+    const __m128i b = _mm512_maskz_cvtsepi32_epi8(0xffff, v);  // maskz: GCC 12 flags the unmasked form's
+    if (ldy == 1) {                                              // undefined source (-Werror)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y), b);
+    } else {
+      alignas(16) std::int8_t lane[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(lane), b);
+      for (std::size_t i = 0; i < 16; ++i) y[i * ldy] = lane[i];
+    }
+  }
+};
+#elif EMHA_SIMD && defined(__AVX2__)
 struct RequantLanes {
   static constexpr std::size_t lanes = 8;
   using vec = __m256i;

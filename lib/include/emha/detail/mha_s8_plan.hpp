@@ -41,7 +41,7 @@ constexpr MhaDims checked_dims_s8() noexcept {
 
 // The arena of one forward(), per sequence (reused across the batch):
 //   Q [S_q x q_dim], K [S_kv x kv_dim], V^T [kv_dim x S_kv], the context [S_q x q_dim] (int8);
-//   K's row sums [S_kv x kv_heads] and V^T's [kv_dim] (int32); int32 sums of mha_s8_attend_rows
+//   K's row sums [kv_heads x S_kv] and V^T's [kv_dim] (int32); int32 sums of mha_s8_attend_rows
 //   query rows' keys or of mha_s8_project_rows projected rows [4 x max(S_kv, widths)]; one query
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
 //   probabilities [S_kv each] (int8); a vector of ones [max(S_kv, d_k)] (int8: row sums are
