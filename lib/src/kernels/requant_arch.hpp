@@ -14,6 +14,8 @@
 //   RequantLanes::broadcast(q), pairs(q)         one multiplier for every lane; q[0 .. lanes-1]
 //   RequantLanes::apply(x, q, zero_point)        the lanes' outputs, int8 once store narrows them
 //   RequantLanes::store(v, y, ldy)               the lanes to y[i * ldy], saturated to int8
+//   RequantLanes::load_part, pairs_part, store_part  the same for the first n < lanes, by masks
+//                                                (AVX-512; absent elsewhere: the scalar loop)
 // RequantLanes::lanes is 0 elsewhere (SSE2, Cortex-M4/M7, armv6: the scalar loop runs).
 
 #include <cstddef>
@@ -54,7 +56,9 @@ struct RequantLanes {  // the AVX2 steps below on 16 lanes, the lane tests as ma
   static Multipliers broadcast(QuantizedMultiplier q) noexcept { return split(splat(q.multiplier), splat(q.shift)); }
   // q[0..15]'s {multiplier, shift} pairs: the even and the odd int32 of two vectors.
   static Multipliers pairs(const QuantizedMultiplier* q) noexcept {
-    const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + 8);
+    return deinterleave(_mm512_loadu_si512(q), _mm512_loadu_si512(q + 8));
+  }
+  static Multipliers deinterleave(__m512i a, __m512i b) noexcept {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     return split(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
@@ -77,16 +81,24 @@ struct RequantLanes {  // the AVX2 steps below on 16 lanes, the lane tests as ma
     x = _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, mask), threshold), shifted, one);
     return _mm512_add_epi32(x, zero_point);
   }
-  // The 16 lanes saturated to int8 (VPMOVSDB) to y[i * ldy].
-  static void store(__m512i v, std::int8_t* y, std::size_t ldy) noexcept {
-    const __m128i b = _mm512_maskz_cvtsepi32_epi8(0xffff, v);  // maskz: GCC 12 flags the unmasked form's
-    if (ldy == 1) {                                              // undefined source (-Werror)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(y), b);
+  // The first n of the 16 lanes saturated to int8 (VPMOVSDB) to y[i * ldy].
+  static void store_part(__m512i v, std::int8_t* y, std::size_t ldy, std::size_t n) noexcept {
+    if (ldy == 1) {
+      _mm512_mask_cvtsepi32_storeu_epi8(y, first(n), v);
     } else {
-      alignas(16) std::int8_t lane[16];
-      _mm_store_si128(reinterpret_cast<__m128i*>(lane), b);
-      for (std::size_t i = 0; i < 16; ++i) y[i * ldy] = lane[i];
+      alignas(16) std::int8_t lane[16];  // maskz: GCC 12 flags the unmasked form's undefined source
+      _mm_store_si128(reinterpret_cast<__m128i*>(lane), _mm512_maskz_cvtsepi32_epi8(0xffff, v));
+      for (std::size_t i = 0; i < n; ++i) y[i * ldy] = lane[i];
     }
+  }
+  static void store(__m512i v, std::int8_t* y, std::size_t ldy) noexcept { store_part(v, y, ldy, lanes); }
+  // A vector's last n < 16 lanes by masks: nothing past them read or written, the rest 0.
+  static __mmask16 first(std::size_t n) noexcept { return __mmask16((1u << n) - 1u); }
+  static vec load_part(const std::int32_t* p, std::size_t n) noexcept { return _mm512_maskz_loadu_epi32(first(n), p); }
+  static Multipliers pairs_part(const QuantizedMultiplier* q, std::size_t n) noexcept {
+    const __m512i a = _mm512_maskz_loadu_epi64(__mmask8(first(n < 8 ? n : 8)), q);
+    const __m512i b = _mm512_maskz_loadu_epi64(__mmask8(first(n > 8 ? n - 8 : 0)), q + 8);
+    return deinterleave(a, b);
   }
 };
 #elif EMHA_SIMD && defined(__AVX2__)

@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 // requantize_s8 (emha/kernels/requantize_s8.hpp): double rounding a vector of lanes at a time
-// where the target has RequantLanes (requant_arch.hpp), else a scalar loop with 32-bit shifts
-// (scalar_part); the reference's loop for the rest and for single rounding. Integer arithmetic:
-// the same bytes either way.
+// where the target has RequantLanes (requant_arch.hpp; on AVX-512 the last one masked), else a
+// scalar loop with 32-bit shifts (scalar_part); the reference's loop for the rest and for single
+// rounding. Integer arithmetic: the same bytes either way.
 
 #include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/requantize_s8_ref.hpp"
 #include "isa_kernels.hpp"
 #include "kernels/requant_arch.hpp"
 
+#include <type_traits>
+
 namespace emha::detail {
 inline namespace EMHA_ISA {
 
 namespace {
-// The outputs the vector lanes cover (double rounding), returning how many; 0 without RequantLanes.
+template <class V, class = void>
+struct HasPart : std::false_type {};
+template <class V>
+struct HasPart<V, decltype(void(V::load_part(nullptr, 0)))> : std::true_type {};
+
+// The outputs the vector lanes cover (double rounding), returning how many (all n where V has
+// parts: the last vector masked); 0 without RequantLanes.
 // One loop per use, so that none tests bias or q_step per vector: the projections' (a bias, a
 // multiplier per channel) and the attention's (no bias, one multiplier, split once).
 template <bool Bias, bool PerChannel, class V>
@@ -29,6 +37,15 @@ std::size_t lanes_loop(std::size_t n, const std::int32_t* acc, const std::int32_
     if constexpr (PerChannel) m = V::pairs(q + j);
     V::store(V::apply(x, m, z), y + j * ldy, ldy);
   }
+  if constexpr (HasPart<V>::value)
+    if (j < n) {
+      const std::size_t r = n - j;
+      typename V::vec x = V::load_part(acc + j, r);
+      if constexpr (Bias) x = V::add(x, V::load_part(bias + j, r));
+      if constexpr (PerChannel) m = V::pairs_part(q + j, r);
+      V::store_part(V::apply(x, m, z), y + j * ldy, ldy, r);
+      j = n;
+    }
   return j;
 }
 
@@ -39,7 +56,7 @@ std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32
                         const QuantizedMultiplier* q, std::size_t q_step, std::int32_t zero_point, std::int8_t* y,
                         std::size_t ldy) noexcept {
   if constexpr (V::lanes > 0) {
-    if (n < V::lanes) return 0;
+    if (n < V::lanes && !HasPart<V>::value) return 0;
     if (q_step)
       return bias ? lanes_loop<true, true, V>(n, acc, bias, q, zero_point, y, ldy)
                   : lanes_loop<false, true, V>(n, acc, bias, q, zero_point, y, ldy);
