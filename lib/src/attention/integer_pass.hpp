@@ -51,4 +51,29 @@ inline std::size_t keys_used(const AttentionMasks& m, std::size_t skv, std::size
   return skv;
 }
 
+// Query row i's probabilities over keys 0 .. skv - 1 into row: softmax(n, x, y) of its scores
+// over the `used` keys the causal mask leaves, those other masks remove first packed out of it
+// (probs and keep: [used] of scratch) and given `none` (the probability whose weight in P V is 0),
+// as are the keys past used; copied to p_out unless null.
+template <class T, class Softmax>
+void row_probabilities(const MhaDims& d, const AttentionShape& sh, const AttentionMasks& m, std::size_t b,
+                       std::size_t h, std::size_t i, std::size_t used, const T* scores, T* probs, std::int8_t* keep,
+                       T none, T* row, T* p_out, Softmax&& softmax) noexcept {
+  const std::size_t skv = sh.seq_kv;
+  if (!key_masks(m)) {
+    softmax(used, scores, row);
+  } else {  // TFLite's softmax of the unmasked scores, packed
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < used; ++j) {
+      keep[j] = !masked(d, sh, m, b, h, i, j);
+      if (keep[j]) probs[n++] = scores[j];
+    }
+    if (n > 0) softmax(n, probs, probs);
+    for (std::size_t j = 0, at = 0; j < used; ++j) row[j] = keep[j] ? probs[at++] : none;
+  }
+  for (std::size_t j = used; j < skv; ++j) row[j] = none;
+  if (p_out)
+    for (std::size_t j = 0; j < skv; ++j) p_out[j] = row[j];
+}
+
 }  // namespace emha::detail

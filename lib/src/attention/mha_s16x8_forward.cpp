@@ -91,20 +91,10 @@ void attend_rows(const MhaDims& d, const MhaS16x8Weights& w, const AttentionShap
     const std::size_t i = i0 + r, used = keys_used(m, skv, i);
     std::int16_t* row = buf.p + r * skv;
     requant<Reference>(used, buf.sums + r * reach, nullptr, &w.scores, 0, buf.scores, 1);
-    if (!key_masks(m)) {
-      softmax_s16<R>(1, used, buf.scores, used, w.softmax, row, used);
-    } else {  // TFLite's softmax of the unmasked scores, packed; the masked ones 0
-      std::size_t n = 0;
-      for (std::size_t j = 0; j < used; ++j) {
-        buf.keep[j] = !masked(d, sh, m, b, h, i, j);
-        if (buf.keep[j]) buf.probs[n++] = buf.scores[j];
-      }
-      if (n > 0) softmax_s16<R>(1, n, buf.probs, n, w.softmax, buf.probs, n);
-      for (std::size_t j = 0, at = 0; j < used; ++j) row[j] = buf.keep[j] ? buf.probs[at++] : std::int16_t(0);
-    }
-    for (std::size_t j = used; j < skv; ++j) row[j] = 0;
-    if (p_out)
-      for (std::size_t j = 0; j < skv; ++j) p_out[r * skv + j] = row[j];
+    row_probabilities(d, sh, m, b, h, i, used, buf.scores, buf.probs, buf.keep, std::int16_t(0), row,
+                      p_out ? p_out + r * skv : nullptr, [&](std::size_t n, const std::int16_t* x, std::int16_t* y) {
+                        softmax_s16<R>(1, n, x, n, w.softmax, y, n);
+                      });
   }
   gemm<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
   for (std::size_t r = 0; r < rows; ++r)

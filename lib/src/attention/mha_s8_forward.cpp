@@ -150,20 +150,10 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
     for (std::size_t j = 0; j < used; ++j)
       sums[j] = wrap_sum(sums[j], zz, std::uint32_t(k_zq[j]));
     requant<R, Reference>(used, sums, nullptr, &w.scores, 0, w.zero_point_scores, buf.scores, 1);
-    if (!key_masks(m)) {
-      softmax<R, Reference>(used, buf.scores, w, table, row, sums);
-    } else {  // TFLite's softmax of the unmasked scores, packed; the masked ones -128
-      std::size_t n = 0;
-      for (std::size_t j = 0; j < used; ++j) {
-        buf.keep[j] = !masked(d, sh, m, b, h, i, j);
-        if (buf.keep[j]) buf.probs[n++] = buf.scores[j];
-      }
-      if (n > 0) softmax<R, Reference>(n, buf.probs, w, table, buf.probs, sums);
-      for (std::size_t j = 0, at = 0; j < used; ++j) row[j] = buf.keep[j] ? buf.probs[at++] : std::int8_t(INT8_MIN);
-    }
-    for (std::size_t j = used; j < skv; ++j) row[j] = INT8_MIN;
-    if (p_out)
-      for (std::size_t j = 0; j < skv; ++j) p_out[r * skv + j] = row[j];
+    row_probabilities(d, sh, m, b, h, i, used, buf.scores, buf.probs, buf.keep, std::int8_t(INT8_MIN), row,
+                      p_out ? p_out + r * skv : nullptr, [&](std::size_t n, const std::int8_t* x, std::int8_t* y) {
+                        softmax<R, Reference>(n, x, w, table, y, sums);
+                      });
   }
   gemm<Reference>(rows, 1, skv, buf.p, skv, buf.ones, skv, p_sums, 1);
   gemm<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
