@@ -205,6 +205,46 @@ inline void block_2x2(std::size_t k, const std::int8_t* a, std::size_t lda, cons
   c[ldc + 1] = total(s11, 1, 1);
 }
 
+// Four rows of a against four of b, the 16 accumulators named (AVX-512 VNNI, DotS8::rows 4): GCC
+// 12 keeps the general block's array of them on the stack, storing and reloading around the loop.
+template <class T = D>
+inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
+                      const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
+  const std::size_t kv = k - k % D::step;
+  const std::int8_t *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+  const std::int8_t *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
+  D::acc s00 = D::zero(), s01 = D::zero(), s02 = D::zero(), s03 = D::zero(), s10 = D::zero(), s11 = D::zero(),
+         s12 = D::zero(), s13 = D::zero(), s20 = D::zero(), s21 = D::zero(), s22 = D::zero(), s23 = D::zero(),
+         s30 = D::zero(), s31 = D::zero(), s32 = D::zero(), s33 = D::zero();
+  // One step at p of n elements (n < D::step: the last, in parts); each row of b loaded as used.
+  const auto step = [&](std::size_t p, std::size_t n) {
+    const bool whole = n == D::step;
+    const auto x = [&](const std::int8_t* r) { return whole ? D::load(r + p) : load_a_part<D>(r + p, n); };
+    const auto y = [&](const std::int8_t* r) { return whole ? load_b<D>(r + p) : load_b_part<D>(r + p, n); };
+    const D::in x0 = x(a), x1 = x(a1), x2 = x(a2), x3 = x(a3);
+    D::in v = y(b);
+    s00 = D::madd(s00, v, x0), s10 = D::madd(s10, v, x1), s20 = D::madd(s20, v, x2), s30 = D::madd(s30, v, x3);
+    v = y(b1);
+    s01 = D::madd(s01, v, x0), s11 = D::madd(s11, v, x1), s21 = D::madd(s21, v, x2), s31 = D::madd(s31, v, x3);
+    v = y(b2);
+    s02 = D::madd(s02, v, x0), s12 = D::madd(s12, v, x1), s22 = D::madd(s22, v, x2), s32 = D::madd(s32, v, x3);
+    v = y(b3);
+    s03 = D::madd(s03, v, x0), s13 = D::madd(s13, v, x1), s23 = D::madd(s23, v, x2), s33 = D::madd(s33, v, x3);
+  };
+  for (std::size_t p = 0; p < kv; p += D::step) step(p, D::step);
+  if constexpr (HasPart<D>::value)
+    if (kv < k) step(kv, k - kv);
+  const D::acc s[4][4] = {{s00, s01, s02, s03}, {s10, s11, s12, s13}, {s20, s21, s22, s23}, {s30, s31, s32, s33}};
+  for (std::size_t r = 0; r < 4; ++r) {
+    std::int32_t t[4];
+    sum4(s[r], t);
+    for (std::size_t j = 0; j < 4; ++j) {
+      const std::uint32_t rest = HasPart<D>::value || kv == k ? 0u : std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb));
+      c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(t[j]) - corr[r] + rest);
+    }
+  }
+}
+
 template <class T, class = void>
 struct Cols {
   static constexpr std::size_t value = 4;
@@ -226,6 +266,8 @@ inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t
   for (; j + C <= n; j += C) {
     if constexpr (R == 2 && C == 2)  // DotS8::cols 2: core-register accumulators (M4/M7)
       block_2x2(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+    else if constexpr (R == 4 && C == 4)
+      block_4x4(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
     else
       block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
   }
