@@ -13,11 +13,12 @@
 //                         row of a, is subtracted from each total (exact modulo 2^32, so exact);
 //                         false elsewhere (no load_offset, no unit)
 //   DotS8::rows           rows of a gemm_s8 blocks together (4 with AVX-512's 32 vector registers,
-//                         2 where the registers hold 2 x 4 accumulators and the operands, or 2 x 2
-//                         on Cortex-M4/M7; 1 on Helium, whose accumulators are core registers, and
-//                         the scalar path)
+//                         2 where the registers hold 2 x 4 accumulators and the operands, 2 x 2
+//                         on Cortex-M4/M7, 2 x 3 on Helium; 1 on the scalar path)
 //   DotS8::cols           rows of b a block of several rows of a takes (4 where absent; 2 on
-//                         Cortex-M4/M7, whose 14 core registers hold 2 x 2 sums and 4 pointers)
+//                         Cortex-M4/M7, whose 14 core registers hold 2 x 2 sums and 4 pointers; 3
+//                         on Helium, whose VMLADAVA sums into the 7 even core registers: 6 sums
+//                         and 5 pointers)
 //   DotS8::sum4(s, t)     t[j] = sum(s[j]) for j < 4, where one reduction of four is cheaper than
 //                         four (x86: VPHADDD; aarch64: ADDP); absent elsewhere (gemm_s8 then calls
 //                         sum four times)
@@ -29,7 +30,7 @@
 //   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
 //   aarch64, armv7 NEON           SMULL/VMULL.S8 to int16, SADALP/VPADAL.S16 (16 per step; two
 //                                 int8 products can overflow int16, one cannot)
-//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step)
+//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step), 2 x 3 blocks
 //   Cortex-M4/M7 (DSP)            SXTB16 (and with ROR #8) + SMLAD, two pairs per instruction,
 //                                 2 x 2 blocks (each load's SXTB16 pair shared by two SMLAD pairs)
 //   others (armv6, EMHA_SIMD=0)   one pair per step
@@ -185,7 +186,8 @@ struct DotS8 {
 };
 #elif EMHA_SIMD && defined(EMHA_SIMD_MVE)
 struct DotS8 {
-  static constexpr std::size_t rows = 1;
+  static constexpr std::size_t rows = 2;  // 2 x 3 blocks: VMLADAVA's sums in six even core registers
+  static constexpr std::size_t cols = 3;
   static constexpr std::size_t step = 16;
   static constexpr bool offset = false;
   using in = int8x16_t;
