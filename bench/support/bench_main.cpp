@@ -86,11 +86,11 @@ class Capturing : public Base {
   explicit Capturing(RunCollector& c, BaseArgs... base_args) : Base(base_args...), collector_(c) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) collector_.add(r);
-    // GFLOPS and peak_frac are already rates: print "76.7", not the console's "76.7/s".
+    // GFLOPS and the peak fractions are already rates: print "76.7", not the console's "76.7/s".
     std::vector<Run> shown = runs;
     for (Run& r : shown)
       for (auto& [name, counter] : r.counters)
-        if (name == "GFLOPS" || name == "peak_frac")
+        if (name == "GFLOPS" || name == "peak_frac" || name == "int8_peak_frac")
           counter.flags = benchmark::Counter::Flags(counter.flags & ~benchmark::Counter::kIsRate);
     Base::ReportRuns(shown);
   }
@@ -173,6 +173,14 @@ BenchRun::BenchRun(int argc, char** argv) : format_(display_format(argc, argv)) 
     benchmark::AddCustomContext(std::string("fma_peak_") + p.isa + "_gflops", std::to_string(p.gflops));
     std::fprintf(text, "FMA peak (1 core, f32, %s, %zu lanes x %zu chains): %.1f GFLOP/s best, %.1f median "
                  "of 31 trials\n", p.isa, p.lanes, p.chains, p.gflops, p.median_gflops);
+  }
+  const Int8Peak int8 = measure_int8_peak();
+  set_int8_peak_gops(int8.gops);
+  if (int8.gops > 0.0) {
+    benchmark::AddCustomContext("int8_peak_gops", std::to_string(int8.gops));
+    benchmark::AddCustomContext("int8_peak_isa", int8.isa);
+    std::fprintf(text, "int8 multiply-add peak (1 core, %s, VPDPBUSD): %.1f GOP/s best, %.1f median of 31 trials\n",
+                 int8.isa, int8.gops, int8.median_gops);
   }
   benchmark::AddCustomContext("emha_simd_isa", emha::simd_isa());
   benchmark::AddCustomContext("emha_simd_isa_s8", emha::simd_isa_s8());  // the full-integer kernels' variant

@@ -4,6 +4,17 @@
 namespace emha_bench {
 namespace {
 double g_peak_gflops = 0.0;
+double g_int8_peak_gops = 0.0;
+}
+
+double int8_peak_gops() noexcept { return g_int8_peak_gops; }
+void set_int8_peak_gops(double gops) noexcept { g_int8_peak_gops = gops; }
+
+void set_int8_counters(benchmark::State& state, double op_per_iteration) {
+  set_flop_counters(state, op_per_iteration);
+  if (g_int8_peak_gops > 0.0)
+    state.counters["int8_peak_frac"] =
+        benchmark::Counter(op_per_iteration * 1e-9 / g_int8_peak_gops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 double peak_gflops() noexcept { return g_peak_gflops; }

@@ -16,4 +16,12 @@ void set_peak_gflops(double gflops) noexcept;
 //   peak_frac GFLOPS / peak_gflops(), 1.0 = every FMA pipe busy every cycle
 void set_flop_counters(benchmark::State& state, double flop_per_iteration);
 
+// The start-up int8 multiply-add peak in 1e9 operations/s (0 where the bench has none), and the
+// counters of a benchmark doing `op_per_iteration` int8 operations per iteration: GFLOPS and
+// peak_frac as set_flop_counters (the float peak), and
+//   int8_peak_frac  the rate / int8_peak_gops(), 1.0 = the int8 dot-product pipes busy every cycle
+double int8_peak_gops() noexcept;
+void set_int8_peak_gops(double gops) noexcept;
+void set_int8_counters(benchmark::State& state, double op_per_iteration);
+
 }  // namespace emha_bench

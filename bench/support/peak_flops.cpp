@@ -9,8 +9,8 @@
 // This file is the one place in bench/ that asks which SIMD architecture the build has.
 
 #include "support/peak_flops.hpp"
+#include "support/peak_trials.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <type_traits>
@@ -90,24 +90,14 @@ double run_fma_loop(std::uint64_t iters) noexcept {
 }
 
 FmaPeak measure_fma_peak() noexcept {
-  constexpr double flop_per_iter = 2.0 * kChains * Vec::size;
-  // Warm-up (clock ramp, page-in), then size a trial to ~5 ms.
-  std::uint64_t iters = 1 << 16;
-  while (fma_loop_seconds(iters) < 0.02 && iters < (std::uint64_t(1) << 40)) iters *= 2;
-  iters = std::max<std::uint64_t>(iters / 4, 1);
-
-  constexpr int kTrials = 31;
-  double gflops[kTrials];
-  for (double& g : gflops) g = flop_per_iter * double(iters) / fma_loop_seconds(iters) * 1e-9;
-  std::sort(gflops, gflops + kTrials);
-
+  const PeakTrials t = run_peak_trials(fma_loop_seconds, 2.0 * kChains * Vec::size);
   FmaPeak p;
-  p.gflops = gflops[kTrials - 1];  // a peak is a ceiling: noise only lowers a trial
-  p.median_gflops = gflops[kTrials / 2];
+  p.gflops = t.best;
+  p.median_gflops = t.median;
   p.isa = vec_isa();
   p.lanes = Vec::size;
   p.chains = kChains;
-  p.trial_iters = iters;
+  p.trial_iters = t.iters;
   p.run = run_fma_loop;
   return p;
 }

@@ -41,4 +41,17 @@ FmaPeak measure_fma_peak() noexcept;
 double run_fma_loop(std::uint64_t iters) noexcept;
 }  // namespace peak_avx512
 
+// The int8 multiply-add peak of the instruction the full-integer layer's products run on
+// (peak_int8.cpp: VPDPBUSD on x86-64 with AVX-512 VNNI), one core; gops 0 and isa "" where the
+// bench has no such loop for this CPU (ARM, x86-64 without AVX-512 VNNI).
+struct Int8Peak {
+  double gops = 0.0;         // best trial, 1e9 int8 operations/s (one multiply-add = 2)
+  double median_gops = 0.0;  // median trial
+  const char* isa = "";      // the variant emha::simd_isa_s8() names with the same instructions
+};
+Int8Peak measure_int8_peak();
+namespace peak_avx512vnni {
+Int8Peak measure_int8_peak() noexcept;
+}  // namespace peak_avx512vnni
+
 }  // namespace emha_bench

@@ -2,6 +2,7 @@
 // Which FMA peaks to measure: the bench's own vector width, and on x86-64 AVX-512 as well where
 // the CPU has it (a Zen 5 runs AVX-512 FMAs at full width, twice AVX2's FLOP per cycle; a Zen 4
 // at the same rate): "% peak" must be against what the machine can do, not only the build's ISA.
+// And the int8 multiply-add peak where the CPU has AVX-512 VNNI (the full-integer layer's limit).
 
 #include <cstring>
 
@@ -19,6 +20,15 @@ std::vector<FmaPeak> measure_fma_peaks() {
   if (avx512 && std::strcmp(peaks[0].isa, "avx512") != 0) peaks.push_back(peak_avx512::measure_fma_peak());
 #endif
   return peaks;
+}
+
+Int8Peak measure_int8_peak() {
+#if EMHA_BENCH_PEAK_AVX512
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+    return peak_avx512vnni::measure_int8_peak();
+#endif
+  return {};
 }
 
 const FmaPeak* find_peak(const std::vector<FmaPeak>& peaks, const char* isa) noexcept {
