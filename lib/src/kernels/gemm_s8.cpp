@@ -239,7 +239,8 @@ inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, cons
     std::int32_t t[4];
     sum4(s[r], t);
     for (std::size_t j = 0; j < 4; ++j) {
-      const std::uint32_t rest = HasPart<D>::value || kv == k ? 0u : std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb));
+      const std::uint32_t rest =
+          HasPart<D>::value || kv == k ? 0u : std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb));
       c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(t[j]) - corr[r] + rest);
     }
   }

@@ -5,9 +5,9 @@
 //   (gemmlowp's SaturatingRoundingDoublingHighMul, which is that instruction); the rounding
 //   divide by 2^max(-shift, 0) as gemmlowp's NEON one (x - 1 where x < 0 and the shift is not 0,
 //   saturating, then VRSHL: half away from zero); + zero point, clamped to int8.
-//   x86 AVX2, 8 lanes (AVX-512, 16, its lane tests masks): the reference's steps per lane, the 64-bit
-//   products from VPMULDQ on even and odd lanes (the multipliers are >= 0: set_weights and the
-//   kernel's contract keep them in [0, 2^31), so the product never saturates).
+//   x86 AVX2, 8 lanes (AVX-512: 16, its lane tests masks): the reference's steps per lane, the
+//   64-bit products from VPMULDQ on even and odd lanes (the multipliers are >= 0: set_weights and
+//   the kernel's contract keep them in [0, 2^31), so the product never saturates).
 // The steps, per target (requantize_s8.cpp strings them together, multipliers split once per
 // tensor or loaded per vector of channels):
 //   RequantLanes::load(p), add(a, b), splat(v)   int32 lanes; add modulo 2^32
