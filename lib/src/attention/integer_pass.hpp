@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What the integer passes share (mha_s8_forward.cpp, mha_s16x8_forward.cpp): a sequence's rows in
-// the caller's layout, and the masks read key by key (the float layer's masks, the float ones
-// excluded by validation).
+// What the integer passes share (mha_s8_forward.cpp, mha_s8_vnni.hpp, mha_s16x8_forward.cpp): a
+// sequence's rows in the caller's layout, and the masks read key by key (the float layer's masks,
+// the float ones excluded by validation). In the includer's variant namespace (isa.hpp), so that
+// no variant's copy of these is another's.
 
 #include <cstddef>
 
 #include "emha/attention/options.hpp"
 #include "emha/detail/mha_plan.hpp"
+#include "isa.hpp"
 
 namespace emha::detail {
+inline namespace EMHA_ISA {
 
 // One sequence's rows of a [B, S, dim] or [S, B, dim] tensor: row i at p + i * ld.
 template <class T>
@@ -76,4 +79,5 @@ void row_probabilities(const MhaDims& d, const AttentionShape& sh, const Attenti
     for (std::size_t j = 0; j < skv; ++j) p_out[j] = row[j];
 }
 
+}  // namespace EMHA_ISA
 }  // namespace emha::detail

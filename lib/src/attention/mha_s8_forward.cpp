@@ -12,6 +12,8 @@
 //      is 0) into the context row.
 //   3. out = FULLY_CONNECTED(context), written in the caller's layout.
 // forward_reference() runs the kernels' references (gemm_s8_ref, requantize_s8_ref, softmax_s8_ref).
+// Compiled once: mha_s8_core.cpp, compiled per variant, runs it, or mha_s8_vnni.hpp's pass where
+// that applies (the same bytes).
 // Zero points leave the inner products: gemm_s8 sums raw int8 products and each zero point comes
 // back through a row sum,
 //   sum_d (q - z_Q)(k - z_K) = sum q k - z_K sum q - z_Q sum k + d_k z_Q z_K
@@ -22,6 +24,7 @@
 #include <cstdint>
 
 #include "attention/integer_pass.hpp"
+#include "attention/mha_s8_general.hpp"
 #include "attention/mha_s8_validate.hpp"
 #include "attention/return_on_error.hpp"
 #include "emha/kernels/gemm_s8.hpp"
@@ -98,33 +101,6 @@ void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const Pro
   }
 }
 
-// The arena's buffers (MhaS8Arena).
-struct Buffers {
-  std::int8_t *q, *k, *vt, *context;
-  std::int32_t *k_sums, *v_sums, *sums;
-  std::int8_t *keep, *scores, *probs;  // one query row's [S_kv] each
-  std::int8_t* p;                       // mha_s8_attend_rows rows of probabilities [S_kv each]
-  std::int8_t* ones;                    // [max(S_kv, d_k)], every byte 1
-};
-
-Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
-  const MhaS8Arena a = mha_s8_arena(d);
-  const std::size_t skv = d.max_seq_kv;
-  std::int8_t* row = nullptr;
-  const Status s[] = {arena.allocate(a.q, b.q, 64),           arena.allocate(a.k, b.k, 64),
-                      arena.allocate(a.vt, b.vt, 64),         arena.allocate(a.context, b.context, 64),
-                      arena.allocate(a.k_sums / 4, b.k_sums, 64), arena.allocate(a.v_sums / 4, b.v_sums, 64),
-                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row, row, 64),
-                      arena.allocate(a.ones, b.ones, 64)};
-  for (Status e : s)
-    if (e != Status::ok) return e;
-  b.keep = row;
-  b.scores = row + skv;
-  b.probs = row + 2 * skv;
-  b.p = row + 3 * skv;
-  for (std::size_t i = 0; i < a.ones; ++i) b.ones[i] = 1;
-  return Status::ok;
-}
 
 // Step 2 for query rows i0 .. i0 + rows - 1 of head h (K/V head g), rows <= mha_s8_attend_rows:
 // their context rows, and their probabilities to p_out (rows of S_kv, null when not asked). The
@@ -132,7 +108,7 @@ Status allocate(const MhaDims& d, ArenaRef& arena, Buffers& b) noexcept {
 // ignores the few past its own).
 template <Rounding R, bool Reference>
 void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, const AttentionShape& sh,
-                 const AttentionMasks& m, const Buffers& buf, std::size_t b, std::size_t h, std::size_t i0,
+                 const AttentionMasks& m, const MhaS8Buffers& buf, std::size_t b, std::size_t h, std::size_t i0,
                  std::size_t rows, std::int8_t* p_out) noexcept {
   const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim(), q_dim = d.q_dim();
   const std::size_t reach = keys_used(m, skv, i0 + rows - 1);  // the most keys of any of the rows
@@ -168,52 +144,79 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
   }
 }
 
+// One sequence's pass (b of the batch).
+template <Rounding R, bool Reference>
+void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, const AttentionShape& sh,
+              Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
+              Span<std::int8_t> out, const ForwardOptionsS8& o, const MhaS8Buffers& buf, std::size_t b) noexcept {
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, kv = d.kv_dim(), dk = d.d_k();
+  project<R, Reference>(sq, d.d_model, rows_of(query.data, sh, b, sq, d.d_model), w.q, d.q_dim(), w.zero_point_q,
+                        buf.sums, buf.q, d.q_dim(), 1);
+  project<R, Reference>(skv, d.kdim, rows_of(key.data, sh, b, skv, d.kdim), w.k, kv, w.zero_point_k, buf.sums,
+                        buf.k, kv, 1);
+  project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf.sums,
+                        buf.vt, 1, skv);
+  for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head (times -z_Q), V^T's row sums
+    gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g * skv, 1);
+  for (std::size_t j = 0; j < skv * d.kv_heads; ++j)
+    buf.k_sums[j] = wrap_sum(0u, 0u - std::uint32_t(w.zero_point_q) * std::uint32_t(buf.k_sums[j]));
+  gemm<Reference>(kv, 1, skv, buf.vt, skv, buf.ones, skv, buf.v_sums, 1);
+  for (std::size_t h = 0; h < d.heads; ++h)
+    for (std::size_t i = 0; i < sq; i += mha_s8_attend_rows) {
+      const std::size_t rows = sq - i < mha_s8_attend_rows ? sq - i : mha_s8_attend_rows;
+      std::int8_t* p = o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i) * skv : nullptr;
+      attend_rows<R, Reference>(d, w, table, sh, o.masks, buf, b, h, i, rows, p);
+    }
+  const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
+  project<R, Reference>(sq, d.q_dim(), Rows<const std::int8_t>{buf.context, d.q_dim()}, w.out, d.d_model,
+                        w.zero_point_out, buf.sums, y.p, y.ld, 1);
+}
+
 }  // namespace
 
-template <Rounding R, bool Reference>
-Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
-                      const AttentionShape& sh,
-                      Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
-                      Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
-  EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
-  ArenaScope scope(arena);
-  Buffers buf{};
-  EMHA_TRY(allocate(d, arena, buf));
-  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, kv = d.kv_dim(), dk = d.d_k();
-  for (std::size_t b = 0; b < sh.batch; ++b) {
-    project<R, Reference>(sq, d.d_model, rows_of(query.data, sh, b, sq, d.d_model), w.q, d.q_dim(), w.zero_point_q,
-                          buf.sums, buf.q, d.q_dim(), 1);
-    project<R, Reference>(skv, d.kdim, rows_of(key.data, sh, b, skv, d.kdim), w.k, kv, w.zero_point_k, buf.sums,
-                          buf.k, kv, 1);
-    project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf.sums,
-                          buf.vt, 1, skv);
-    for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head (times -z_Q), V^T's row sums
-      gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g * skv, 1);
-    for (std::size_t j = 0; j < skv * d.kv_heads; ++j)
-      buf.k_sums[j] = wrap_sum(0u, 0u - std::uint32_t(w.zero_point_q) * std::uint32_t(buf.k_sums[j]));
-    gemm<Reference>(kv, 1, skv, buf.vt, skv, buf.ones, skv, buf.v_sums, 1);
-    for (std::size_t h = 0; h < d.heads; ++h)
-      for (std::size_t i = 0; i < sq; i += mha_s8_attend_rows) {
-        const std::size_t rows = sq - i < mha_s8_attend_rows ? sq - i : mha_s8_attend_rows;
-        std::int8_t* p = o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i) * skv : nullptr;
-        attend_rows<R, Reference>(d, w, table, sh, o.masks, buf, b, h, i, rows, p);
-      }
-    const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
-    project<R, Reference>(sq, d.q_dim(), Rows<const std::int8_t>{buf.context, d.q_dim()}, w.out, d.d_model,
-                          w.zero_point_out, buf.sums, y.p, y.ld, 1);
-  }
+Status mha_s8_allocate(const MhaDims& d, ArenaRef& arena, MhaS8Buffers& b) noexcept {
+  const MhaS8Arena a = mha_s8_arena(d);
+  const std::size_t skv = d.max_seq_kv;
+  std::int8_t* row = nullptr;
+  const Status s[] = {arena.allocate(a.q, b.q, 64),           arena.allocate(a.k, b.k, 64),
+                      arena.allocate(a.vt, b.vt, 64),         arena.allocate(a.context, b.context, 64),
+                      arena.allocate(a.k_sums / 4, b.k_sums, 64), arena.allocate(a.v_sums / 4, b.v_sums, 64),
+                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row, row, 64),
+                      arena.allocate(a.ones, b.ones, 64),     arena.allocate(a.packed, b.packed, 64)};
+  for (Status e : s)
+    if (e != Status::ok) return e;
+  b.keep = row;
+  b.scores = row + skv;
+  b.probs = row + 2 * skv;
+  b.p = row + 3 * skv;
+  for (std::size_t i = 0; i < a.ones; ++i) b.ones[i] = 1;
   return Status::ok;
 }
 
-#define EMHA_S8_FORWARD(R, Ref)                                                                                    \
-  template Status mha_s8_forward<R, Ref>(const MhaDims&, const MhaS8Weights&, const SoftmaxS8Table&, ArenaRef&, \
-                                         const AttentionShape&,                                                  \
-                                         Span<const std::int8_t>, Span<const std::int8_t>, Span<const std::int8_t>, \
-                                         Span<std::int8_t>, const ForwardOptionsS8&) noexcept;
-EMHA_S8_FORWARD(Rounding::double_rounding, false)
-EMHA_S8_FORWARD(Rounding::double_rounding, true)
-EMHA_S8_FORWARD(Rounding::single_rounding, false)
-EMHA_S8_FORWARD(Rounding::single_rounding, true)
-#undef EMHA_S8_FORWARD
+QuantizedMultiplier softmax_s8_inverse(std::int32_t sum) noexcept {
+  int bits_over_unit = 0;
+  const std::int32_t inverse = fixed_point::reciprocal<softmax_s8_sum_bits>(sum, bits_over_unit);
+  return {inverse, -(bits_over_unit + 31 - 8)};
+}
+
+Status mha_s8_general(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
+                      const AttentionShape& sh, Span<const std::int8_t> query, Span<const std::int8_t> key,
+                      Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o,
+                      Rounding rounding, bool reference) noexcept {
+  EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
+  ArenaScope scope(arena);
+  MhaS8Buffers buf{};
+  EMHA_TRY(mha_s8_allocate(d, arena, buf));
+  const bool single = rounding == Rounding::single_rounding;
+  for (std::size_t b = 0; b < sh.batch; ++b) {
+    if (reference)
+      (single ? sequence<Rounding::single_rounding, true> : sequence<Rounding::double_rounding, true>)(
+          d, w, table, sh, query, key, value, out, o, buf, b);
+    else
+      (single ? sequence<Rounding::single_rounding, false> : sequence<Rounding::double_rounding, false>)(
+          d, w, table, sh, query, key, value, out, o, buf, b);
+  }
+  return Status::ok;
+}
 
 }  // namespace emha::detail

@@ -28,6 +28,8 @@ namespace emha::detail {
 #define EMHA_KERNEL_PACKING(name, Ret, params, args)
 #define EMHA_LAYER(name, Ret, params, args) \
   Ret name params noexcept { return kernels().name args; }
+#define EMHA_LAYER_S8(name, Ret, params, args) \
+  Ret name params noexcept { return kernels_s8().name args; }
 #include "kernel_list.def"
 
 #if EMHA_X86_DISPATCH

@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "emha/detail/mha_plan.hpp"
+#include "emha/detail/mha_s8_plan.hpp"
 #include "emha/kernels/gemm.hpp"
 #include "emha/kernels/gemm_s16.hpp"
 #include "emha/kernels/gemm_s8.hpp"

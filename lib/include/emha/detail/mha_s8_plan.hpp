@@ -45,25 +45,38 @@ constexpr MhaDims checked_dims_s8() noexcept {
 //   query rows' keys or of mha_s8_project_rows projected rows [4 x max(S_kv, widths)]; one query
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
 //   probabilities [S_kv each] (int8); a vector of ones [max(S_kv, d_k)] (int8: row sums are
-//   products with it, on gemm_s8). 64-byte aligned each.
+//   products with it, on gemm_s8); on x86-64, the VNNI pass's packed operands (packed, below).
+//   64-byte aligned each.
 inline constexpr std::size_t mha_s8_project_rows = 4;  // rows a projection's gemm_s8 takes at once
 inline constexpr std::size_t mha_s8_attend_rows = 4;   // query rows the attention's gemm_s8 take at once
+// Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
+// block of query rows; 0 where no pass packs, so that no other target's arena grows.
+#if defined(__x86_64__) || defined(_M_X64)
+inline constexpr std::size_t mha_s8_pack_rows = 64, mha_s8_pack_queries = 16;
+#else
+inline constexpr std::size_t mha_s8_pack_rows = 0, mha_s8_pack_queries = 0;
+#endif
+constexpr std::size_t round_up4(std::size_t n) noexcept { return (n + 3) / 4 * 4; }
 struct MhaS8Arena {
-  std::size_t q, k, vt, context, k_sums, v_sums, sums, row, ones;  // bytes of each
+  std::size_t q, k, vt, context, k_sums, v_sums, sums, row, ones, packed;  // bytes of each
 };
 constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t kv = d.kv_dim(), skv = d.max_seq_kv;
-  std::size_t widest = 0;
+  std::size_t widest = 0, widest_in = 0;
   for (std::size_t w : {d.q_dim(), kv, d.d_model}) widest = w > widest ? w : widest;
+  for (std::size_t w : {d.d_model, d.kdim, d.vdim}) widest_in = w > widest_in ? w : widest_in;
   const std::size_t sums = mha_s8_project_rows * widest > mha_s8_attend_rows * skv ? mha_s8_project_rows * widest
                                                                                  : mha_s8_attend_rows * skv;
+  // the packed input rows [round_up4(width) / 4][64][4], or a block of queries' probabilities
+  const std::size_t rows_in = mha_s8_pack_rows * round_up4(widest_in), probs = mha_s8_pack_queries * round_up4(skv);
   return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
-          skv * d.kv_heads * 4, kv * 4, sums * 4, (3 + mha_s8_attend_rows) * skv, skv > d.d_k() ? skv : d.d_k()};
+          skv * d.kv_heads * 4, kv * 4, sums * 4, (3 + mha_s8_attend_rows) * skv, skv > d.d_k() ? skv : d.d_k(),
+          rows_in > probs ? rows_in : probs};
 }
 constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
   const MhaS8Arena a = mha_s8_arena(d);
   std::size_t total = 0;
-  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row, a.ones})
+  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row, a.ones, a.packed})
     total += arena_round_up(b, 64);
   return total + 64;  // a caller's arena of unknown alignment
 }
@@ -71,12 +84,20 @@ constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
 // ok, or null_pointer / size_mismatch / invalid_argument (mha_s8.hpp's set_weights).
 Status mha_s8_check_weights(const MhaDims& d, const MhaS8Weights& w) noexcept;
 
-// forward(): the whole pass, requantizing with rounding R, on gemm_s8 or (Reference) gemm_s8_ref;
-// `table` is softmax_s8_table<R>(w.softmax).
+// forward(): the whole pass of the s8 variant in use (lib/src/attention/mha_s8_forward.cpp),
+// requantizing with `rounding`, on gemm_s8 or (reference) the kernels' references; `table` is
+// softmax_s8_table(w.softmax) for that rounding.
+Status mha_s8_forward_core(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
+                           const AttentionShape& shape, Span<const std::int8_t> query,
+                           Span<const std::int8_t> key, Span<const std::int8_t> value, Span<std::int8_t> out,
+                           const ForwardOptionsS8& options, Rounding rounding, bool reference) noexcept;
+
 template <Rounding R, bool Reference>
 Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
                       const AttentionShape& shape,
                       Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
-                      Span<std::int8_t> out, const ForwardOptionsS8& options) noexcept;
+                      Span<std::int8_t> out, const ForwardOptionsS8& options) noexcept {
+  return mha_s8_forward_core(d, w, table, arena, shape, query, key, value, out, options, R, Reference);
+}
 
 }  // namespace emha::detail

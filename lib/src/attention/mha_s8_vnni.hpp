@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The full-integer layer's pass on AVX-512 VNNI (mha_s8_forward.cpp runs it for double rounding
+// where head_dim is a multiple of 4, the general pass otherwise): the general pass's steps and
+// bytes, with every product a VPDPBUSD of a vector against a broadcast dword, so that each
+// accumulator holds 16 outputs and no sum is reduced across lanes.
+//   "By 4": a [rows x dim] int8 matrix stored [dim / 4][rows][4], the dword (g, i) holding row
+//   i's elements 4g .. 4g + 3; 16 consecutive dwords are 16 rows' four elements, one vector.
+//   VPDPBUSD multiplies unsigned bytes by signed ones. The operand that is neither a weight nor
+//   K or V is stored + 128 (unsigned: x ^ 0x80), and the 128 comes back out through a row sum,
+//   as the zero points do:
+//   1. Q, K, V: the input + 128, by 4, 64 rows at a time, against each weight row's dwords
+//      broadcast: 4 output channels x 64 rows in 16 accumulators. sum_k w x = sum_k w (x + 128)
+//      - 128 sum_k w: the weights' row sums join the bias once per forward. Requantized in
+//      registers; Q stored by 4 and + 128, K by 4, V^T as rows (a channel's rows contiguous).
+//   2. Per head and 4 query rows, Q K^T: each row's dword of Q broadcast against 16 keys' of K,
+//      4 rows x 64 keys per block. sum_d (q + 128) k = sum_d q k + 128 sum_d k, and sum_d k is
+//      K's row sum (the general pass's term, there times -z_Q, here -(128 + z_Q)). Scores
+//      requantized in registers, the softmax per row as the general pass; the probabilities + 128
+//      (their zero point is -128: p + 128 is the weight, 0 for a masked key) stored by 4 for
+//      16 query rows.
+//   3. Per head and 16 query rows, P V: V^T's dword per channel broadcast against the rows'
+//      probabilities, sum_j (p + 128)(v - z_V) = sum_j (p + 128) v - z_V sum_j (p + 128). The
+//      context requantized, stored by 4 and + 128 for step 4.
+//   4. out: as step 1, from the context, written row by row in the caller's layout.
+
+#include "simd_arch.hpp"
+#if EMHA_SIMD && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "attention/integer_pass.hpp"
+#include "attention/mha_s8_general.hpp"
+#include "emha/attention/options_s8.hpp"
+#include "emha/detail/mha_s8_plan.hpp"
+#include "emha/kernels/softmax_s8.hpp"
+#include "kernels/dot_s8_arch.hpp"
+#include "kernels/requant_arch.hpp"
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+namespace vnni {
+
+using L = RequantLanes;  // 16 int32 lanes
+
+// acc + (unsigned bytes of u) . (signed bytes of s), per dword lane.
+inline __m512i madd(__m512i acc, __m512i u, __m512i s) noexcept { return DotS8::madd(acc, u, s); }
+
+// The largest of the 16 lanes (halves by __builtin_shufflevector, as halves_epi32 in
+// dot_s8_arch.hpp: GCC 12 flags the extracts of _mm512_reduce_max_epi32 and of a cast).
+inline std::int32_t max_lane(__m512i v) noexcept {
+  const __v16si x = reinterpret_cast<__v16si>(v);
+  const auto lo = reinterpret_cast<__m256i>(__builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7));
+  const auto hi = reinterpret_cast<__m256i>(__builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15));
+  const __m256i h = _mm256_max_epi32(lo, hi);
+  __m128i q = _mm_max_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  q = _mm_max_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+  return _mm_cvtsi128_si32(_mm_max_epi32(q, _mm_shuffle_epi32(q, 0xb1)));
+}
+
+// The first n of 16 lanes (all where n >= 16).
+inline __mmask16 first(std::size_t n) noexcept { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u); }
+
+// The n <= 4 bytes at p as a dword, the rest 0 (nothing past p + n read); + 128 per byte read
+// where Offset (the bytes past n stay 0: they add nothing to a product).
+template <bool Offset>
+inline std::int32_t dword(const std::int8_t* p, std::size_t n = 4) noexcept {
+  std::uint32_t v = 0;
+  std::memcpy(&v, p, n);
+  if constexpr (Offset) v ^= 0x80808080u >> (8 * (4 - n));
+  return static_cast<std::int32_t>(v);
+}
+
+// Four channels' 16 lanes saturated to int8 and interleaved: dword i is lane i of c0 .. c3.
+inline __m512i interleave4(__m512i c0, __m512i c1, __m512i c2, __m512i c3) noexcept {
+  const __m128i b0 = _mm512_maskz_cvtsepi32_epi8(0xffff, c0), b1 = _mm512_maskz_cvtsepi32_epi8(0xffff, c1);
+  const __m128i b2 = _mm512_maskz_cvtsepi32_epi8(0xffff, c2), b3 = _mm512_maskz_cvtsepi32_epi8(0xffff, c3);
+  const __m128i lo01 = _mm_unpacklo_epi8(b0, b1), hi01 = _mm_unpackhi_epi8(b0, b1);
+  const __m128i lo23 = _mm_unpacklo_epi8(b2, b3), hi23 = _mm_unpackhi_epi8(b2, b3);
+  __m512i z = _mm512_zextsi128_si512(_mm_unpacklo_epi16(lo01, lo23));
+  z = _mm512_inserti32x4(z, _mm_unpackhi_epi16(lo01, lo23), 1);
+  z = _mm512_inserti32x4(z, _mm_unpacklo_epi16(hi01, hi23), 2);
+  return _mm512_inserti32x4(z, _mm_unpackhi_epi16(hi01, hi23), 3);
+}
+inline __m512i offset(__m512i v) noexcept { return _mm512_xor_si512(v, _mm512_set1_epi8(-128)); }  // + 128
+
+// Where a projection's outputs go: by 4 (group: bytes between groups), + 128 or not; as rows of
+// one channel each (V^T: channel c's row at y + c * ld); or rows of the caller (row i at y + i * ld).
+enum class Kind { by4, by4_offset, channel_rows, rows };
+struct Dest {
+  std::int8_t* y;
+  std::size_t ld;
+  Kind kind;
+};
+
+// Rows i0 .. i0 + n - 1 (n <= 64) of one projection's input, by 4: group g's 16 rows of vector v at
+// p + g * group + 64 v, + 128.
+struct By4 {
+  const std::int8_t* p;
+  std::size_t group;
+};
+
+// Rows i0 .. i0 + n - 1 of x (`in` int8 each), + 128, by 4 into p ([round_up4(in) / 4][64][4]).
+inline By4 pack_rows(std::size_t n, std::size_t in, Rows<const std::int8_t> x, std::size_t i0, std::int8_t* p) noexcept {
+  constexpr std::size_t group = mha_s8_pack_rows * 4;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::int8_t* row = x.p + (i0 + r) * x.ld;
+    std::int8_t* to = p + r * 4;
+    std::size_t k = 0;
+    for (; k + 4 <= in; k += 4, to += group) {
+      const std::int32_t v = dword<true>(row + k);
+      std::memcpy(to, &v, 4);
+    }
+    if (k < in) {
+      const std::int32_t v = dword<true>(row + k, in - k);
+      std::memcpy(to, &v, 4);
+    }
+  }
+  return {p, group};
+}
+
+// corr[o] = bias[o] - 128 sum_k w[o][k] for o < out (modulo 2^32): what turns sum_k w (x + 128)
+// back into sum_k w x + bias.
+inline void corrections(std::size_t out, std::size_t in, const ProjectionS8& p, std::int32_t* corr) noexcept {
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (std::size_t o = 0; o < out; ++o) {
+    const std::int8_t* w = p.weight.data + o * in;
+    __m512i s = _mm512_setzero_si512();
+    std::size_t k = 0;
+    for (; k + 64 <= in; k += 64) s = madd(s, ones, _mm512_loadu_si512(w + k));
+    if (k < in) s = madd(s, ones, _mm512_maskz_loadu_epi8((__mmask64(1) << (in - k)) - 1, w + k));
+    const std::uint32_t bias = p.bias.data ? std::uint32_t(p.bias.data[o]) : 0u;
+    corr[o] = static_cast<std::int32_t>(bias - 128u * std::uint32_t(DotS8::sum(s)));
+  }
+}
+
+// Channels o .. o + C - 1 of one block of NV vectors of rows (n rows from i0; m[v]: vector v's
+// rows that exist): acc[c][v] = sum_k w[c][k] (x + 128), requantized (channel o + c's multiplier
+// and corr) to d. One function, its accumulators never passed by reference: GCC 12 keeps such an
+// array in memory otherwise, storing it every step.
+template <std::size_t C, std::size_t NV>
+inline void project_block(std::size_t in, By4 x, const __mmask16* m, std::size_t n, const ProjectionS8& p,
+                          const std::int32_t* corr, std::int32_t zero_point, const Dest& d, std::size_t o,
+                          std::size_t i0) noexcept {
+  const std::int8_t* w = p.weight.data + o * in;
+  __m512i acc[C][NV];
+#pragma GCC unroll 16
+  for (std::size_t c = 0; c < C; ++c)
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) acc[c][v] = _mm512_setzero_si512();
+  const std::int8_t* xg = x.p;
+  for (std::size_t k = 0; k < in; k += 4, xg += x.group) {
+    const std::size_t bytes = in - k < 4 ? in - k : 4;  // 4 but in the last group
+    __m512i xv[NV];
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) xv[v] = _mm512_maskz_loadu_epi32(m[v], xg + 64 * v);
+#pragma GCC unroll 4
+    for (std::size_t c = 0; c < C; ++c) {
+      const std::int8_t* wk = w + c * in + k;
+      const __m512i b = _mm512_set1_epi32(bytes == 4 ? dword<false>(wk) : dword<false>(wk, bytes));
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) acc[c][v] = madd(acc[c][v], xv[v], b);
+    }
+  }
+  const __m512i zp = L::splat(zero_point);
+#pragma GCC unroll 4
+  for (std::size_t c = 0; c < C; ++c) {
+    L::Multipliers q{};  // value-initialized first: GCC 12 calls the copied vectors uninitialized
+    q = L::broadcast(p.multiplier.data[o + c]);
+    const __m512i add = L::splat(corr[o + c]);
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) acc[c][v] = L::apply(L::add(acc[c][v], add), q, zp);
+  }
+#pragma GCC unroll 4
+  for (std::size_t v = 0; v < NV; ++v) {
+    const std::size_t i = i0 + 16 * v, rows = n - 16 * v < 16 ? n - 16 * v : 16;
+    if constexpr (C == 4) {
+      if (d.kind == Kind::by4 || d.kind == Kind::by4_offset) {
+        const __m512i z = interleave4(acc[0][v], acc[1][v], acc[2][v], acc[3][v]);
+        _mm512_mask_storeu_epi32(d.y + o / 4 * d.ld + i * 4, first(rows), d.kind == Kind::by4 ? z : offset(z));
+        continue;
+      }
+      if (d.kind == Kind::rows) {
+        alignas(64) std::int32_t t[16];
+        _mm512_store_si512(t, interleave4(acc[0][v], acc[1][v], acc[2][v], acc[3][v]));
+        for (std::size_t r = 0; r < rows; ++r) std::memcpy(d.y + (i + r) * d.ld + o, t + r, 4);
+        continue;
+      }
+    }
+#pragma GCC unroll 4
+    for (std::size_t c = 0; c < C; ++c) {
+      if (d.kind == Kind::channel_rows)
+        L::store_part(acc[c][v], d.y + (o + c) * d.ld + i, 1, rows);
+      else  // Kind::rows, a last block of fewer than four channels
+        L::store_part(acc[c][v], d.y + i * d.ld + o + c, d.ld, rows);
+    }
+  }
+}
+
+// Every output channel of one block of NV vectors of rows (n rows from i0).
+template <std::size_t NV>
+inline void project_rows(std::size_t in, std::size_t out, By4 x, std::size_t n, const ProjectionS8& p,
+                         const std::int32_t* corr, std::int32_t zero_point, const Dest& d, std::size_t i0) noexcept {
+  __mmask16 m[NV];
+  for (std::size_t v = 0; v < NV; ++v) m[v] = first(n - 16 * v);
+  std::size_t o = 0;
+  for (; o + 4 <= out; o += 4) project_block<4, NV>(in, x, m, n, p, corr, zero_point, d, o, i0);
+  for (; o < out; ++o) project_block<1, NV>(in, x, m, n, p, corr, zero_point, d, o, i0);
+}
+
+// FULLY_CONNECTED of m rows of `in` into `out` channels, to d; rows(i0, n) gives rows i0 .. i0 + n - 1
+// (n <= 64) by 4; corr: [out] of scratch.
+template <class RowsBy4>
+void project(std::size_t m, std::size_t in, std::size_t out, const ProjectionS8& p, std::int32_t zero_point,
+             std::int32_t* corr, const Dest& d, RowsBy4&& rows) noexcept {
+  corrections(out, in, p, corr);
+  for (std::size_t i0 = 0; i0 < m; i0 += mha_s8_pack_rows) {
+    const std::size_t n = m - i0 < mha_s8_pack_rows ? m - i0 : mha_s8_pack_rows;
+    const By4 x = rows(i0, n);
+    switch ((n + 15) / 16) {
+      case 1: project_rows<1>(in, out, x, n, p, corr, zero_point, d, i0); break;
+      case 2: project_rows<2>(in, out, x, n, p, corr, zero_point, d, i0); break;
+      case 3: project_rows<3>(in, out, x, n, p, corr, zero_point, d, i0); break;
+      default: project_rows<4>(in, out, x, n, p, corr, zero_point, d, i0); break;
+    }
+  }
+}
+
+// K's terms of Q K^T: kt[j] = -(128 + z_Q) sum_d k[j][d] for head g's keys j < skv (K by 4, dk / 4
+// groups of skv * 4 bytes from kg).
+inline void key_terms(std::size_t skv, std::size_t dk, const std::int8_t* kg, std::int32_t z_q, std::int32_t* kt) noexcept {
+  const __m512i ones = _mm512_set1_epi8(1), times = _mm512_set1_epi32(-(128 + z_q));
+  for (std::size_t j = 0; j < skv; j += 16) {
+    const __mmask16 m = first(skv - j);
+    __m512i s = _mm512_setzero_si512();
+    for (std::size_t g = 0; g < dk / 4; ++g) s = madd(s, ones, _mm512_maskz_loadu_epi32(m, kg + (g * skv + j) * 4));
+    _mm512_mask_storeu_epi32(kt + j, m, _mm512_mullo_epi32(s, times));
+  }
+}
+
+// What step 2 and 3 read.
+struct Attend {
+  std::size_t dk, sq, skv;
+  const std::int8_t *q, *k, *vt;  // head h's Q (by 4, + 128), head g's K (by 4), V^T's rows
+  const std::int32_t* kt;         // key_terms of head g [skv]
+  const MhaS8Weights* w;
+};
+
+// Step 2's Q K^T for query rows i .. i + rows - 1 (rows <= 4) against keys 0 .. reach - 1, their
+// requantized scores to s (rows skv apart).
+inline void scores(const Attend& a, std::size_t i, std::size_t rows, std::size_t reach, std::int8_t* s) noexcept {
+  const std::size_t dk = a.dk, gq = a.sq * 4, gk = a.skv * 4;
+  const auto zq = std::uint32_t(a.w->zero_point_q), zk = std::uint32_t(a.w->zero_point_k);
+  const std::int8_t* q[4];
+  __m512i row_term[4];
+  for (std::size_t r = 0; r < 4; ++r) {  // rows past `rows` repeat the last (computed, not stored)
+    q[r] = a.q + (i + (r < rows ? r : rows - 1)) * 4;
+    std::uint32_t sum = 0;  // sum_d (q + 128)
+    for (std::size_t g = 0; g < dk / 4; ++g)
+      for (std::size_t b = 0; b < 4; ++b) sum += std::uint8_t(q[r][g * gq + b]);
+    // -z_K sum_d q + d_k z_Q z_K, with sum_d q = sum - 128 d_k
+    row_term[r] = L::splat(static_cast<std::int32_t>(zk * (128u * std::uint32_t(dk) - sum) + std::uint32_t(dk) * zq * zk));
+  }
+  L::Multipliers mq{};  // as project_store
+  mq = L::broadcast(a.w->scores);
+  const __m512i zp = L::splat(a.w->zero_point_scores);
+  for (std::size_t j0 = 0; j0 < reach; j0 += 64) {
+    __mmask16 m[4];
+    for (std::size_t v = 0; v < 4; ++v) m[v] = j0 + 16 * v < reach ? first(reach - j0 - 16 * v) : 0;
+    __m512i acc[4][4];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < 4; ++v) acc[r][v] = _mm512_setzero_si512();
+    for (std::size_t g = 0; g < dk / 4; ++g) {
+      __m512i kv[4];
+      const std::int8_t* kg = a.k + g * gk + j0 * 4;
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < 4; ++v) kv[v] = _mm512_maskz_loadu_epi32(m[v], kg + 64 * v);
+#pragma GCC unroll 4
+      for (std::size_t r = 0; r < 4; ++r) {
+        const __m512i qv = _mm512_set1_epi32(dword<false>(q[r] + g * gq));
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < 4; ++v) acc[r][v] = madd(acc[r][v], qv, kv[v]);
+      }
+    }
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < 4; ++v) {
+      if (!m[v]) break;
+      const __m512i kt = _mm512_maskz_loadu_epi32(m[v], a.kt + j0 + 16 * v);
+      for (std::size_t r = 0; r < rows; ++r) {
+        const __m512i x = L::add(L::add(acc[r][v], kt), row_term[r]);
+        _mm512_mask_cvtsepi32_storeu_epi8(s + r * a.skv + j0 + 16 * v, m[v], L::apply(x, mq, zp));
+      }
+    }
+  }
+}
+
+// Query row r's probabilities (int8, [skv]) + 128 by 4 into p ([round_up4(skv) / 4][16][4]); the
+// bytes past skv 0.
+inline void store_probabilities(std::size_t skv, const std::int8_t* row, std::size_t r, std::int8_t* p) noexcept {
+  std::int8_t* to = p + r * 4;
+  std::size_t j = 0;
+  for (; j + 4 <= skv; j += 4, to += mha_s8_pack_queries * 4) {
+    const std::int32_t v = dword<true>(row + j);
+    std::memcpy(to, &v, 4);
+  }
+  if (j < skv) {
+    const std::int32_t v = dword<true>(row + j, skv - j);
+    std::memcpy(to, &v, 4);
+  }
+}
+
+// Step 3 for query rows i .. i + rows - 1 (rows <= 16; their probabilities by 4 at p): the
+// context's channels c of head h, requantized, + 128 by 4 to ctx (groups sq * 4 bytes apart).
+inline void context(const Attend& a, const std::int8_t* p, std::size_t i, std::size_t rows, std::size_t h,
+                    std::int8_t* ctx) noexcept {
+  const std::size_t skv = a.skv, steps = (skv + 3) / 4;
+  __m512i psum = _mm512_setzero_si512();  // sum_j (p + 128) per row
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (std::size_t g = 0; g < steps; ++g) psum = madd(psum, _mm512_loadu_si512(p + g * 64), ones);
+  const __m512i p_term = _mm512_mullo_epi32(psum, _mm512_set1_epi32(-a.w->zero_point_v));
+  L::Multipliers mq{};  // as project_store
+  mq = L::broadcast(a.w->context);
+  const __m512i zp = L::splat(a.w->zero_point_context);
+  for (std::size_t c = 0; c < a.dk; c += 4) {
+    const std::int8_t* v = a.vt + c * skv;
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    const auto step = [&](std::size_t g, std::size_t n) {
+      const __m512i pv = _mm512_loadu_si512(p + g * 64);
+      const std::int8_t* at = v + g * 4;
+      acc0 = madd(acc0, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at) : dword<false>(at, n)));
+      acc1 = madd(acc1, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at + skv) : dword<false>(at + skv, n)));
+      acc2 = madd(acc2, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at + 2 * skv) : dword<false>(at + 2 * skv, n)));
+      acc3 = madd(acc3, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at + 3 * skv) : dword<false>(at + 3 * skv, n)));
+    };
+    std::size_t g = 0;
+    for (; g < skv / 4; ++g) step(g, 4);
+    if (g < steps) step(g, skv - 4 * g);
+    const auto out = [&](__m512i s) { return L::apply(L::add(s, p_term), mq, zp); };
+    const __m512i z = offset(interleave4(out(acc0), out(acc1), out(acc2), out(acc3)));
+    _mm512_mask_storeu_epi32(ctx + (h * a.dk + c) / 4 * a.sq * 4 + i * 4, first(rows), z);
+  }
+}
+
+// softmax_s8_row's bytes (emha/kernels/softmax_s8.hpp) for n >= 1 scores x, on 16 lanes: the
+// exps gathered from the table into `exps` (n int32 of scratch), their sum in Q12.19 (each exp,
+// >= 0, rescaled as RoundingDivideByPOT(e, 12): (e + 2^11) >> 12), its reciprocal
+// (softmax_s8_inverse, once a row) the multiplier that requantizes them to y.
+inline void softmax_row(std::size_t n, const std::int8_t* x, const SoftmaxS8Table& t, std::int8_t* y,
+                        std::int32_t* exps) noexcept {
+  __m512i top = _mm512_set1_epi32(INT8_MIN);
+  for (std::size_t j = 0; j < n; j += 16) {
+    const __mmask16 m = first(n - j);
+    top = _mm512_mask_max_epi32(top, m, top, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + j)));
+  }
+  const __m512i max = _mm512_set1_epi32(max_lane(top)), half = _mm512_set1_epi32(1 << 11);
+  __m512i sum = _mm512_setzero_si512();
+  for (std::size_t j = 0; j < n; j += 16) {
+    const __mmask16 m = first(n - j);
+    const __m512i k = _mm512_sub_epi32(max, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + j)));  // [0, 255]
+    const __m512i e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, k, t.exp, 4);
+    _mm512_mask_storeu_epi32(exps + j, m, e);
+    sum = _mm512_add_epi32(sum, _mm512_maskz_srli_epi32(m, _mm512_add_epi32(e, half), 12));
+  }
+  L::Multipliers q{};  // as project_block
+  q = L::broadcast(softmax_s8_inverse(DotS8::sum(sum)));
+  const __m512i zp = L::splat(INT8_MIN);
+  for (std::size_t j = 0; j < n; j += 16) {
+    const __mmask16 m = first(n - j);
+    _mm512_mask_cvtsepi32_storeu_epi8(y + j, m, L::apply(_mm512_maskz_loadu_epi32(m, exps + j), q, zp));
+  }
+}
+
+// One sequence's pass (b of the batch) in the arena's buffers.
+inline void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, const AttentionShape& sh,
+              Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
+              Span<std::int8_t> out, const ForwardOptionsS8& o, const MhaS8Buffers& buf, std::size_t b) noexcept {
+  const std::size_t sq = sh.seq_q, skv = sh.seq_kv, dk = d.d_k(), kv = d.kv_dim(), q_dim = d.q_dim();
+  const auto packed = [&](const std::int8_t* x, std::size_t seq, std::size_t in) {  // rows packed here
+    const Rows<const std::int8_t> rows = rows_of(x, sh, b, seq, in);
+    return [rows, in, to = buf.packed](std::size_t i0, std::size_t n) { return pack_rows(n, in, rows, i0, to); };
+  };
+  project(sq, d.d_model, q_dim, w.q, w.zero_point_q, buf.sums, Dest{buf.q, sq * 4, Kind::by4_offset},
+          packed(query.data, sq, d.d_model));
+  project(skv, d.kdim, kv, w.k, w.zero_point_k, buf.sums, Dest{buf.k, skv * 4, Kind::by4}, packed(key.data, skv, d.kdim));
+  project(skv, d.vdim, kv, w.v, w.zero_point_v, buf.sums, Dest{buf.vt, skv, Kind::channel_rows},
+          packed(value.data, skv, d.vdim));
+  for (std::size_t g = 0; g < d.kv_heads; ++g)
+    key_terms(skv, dk, buf.k + g * dk * skv, w.zero_point_q, buf.k_sums + g * skv);
+  for (std::size_t h = 0; h < d.heads; ++h) {
+    const std::size_t g = h / d.group();
+    const Attend a{dk, sq, skv, buf.q + h * dk * sq, buf.k + g * dk * skv, buf.vt + g * dk * skv, buf.k_sums + g * skv, &w};
+    for (std::size_t i0 = 0; i0 < sq; i0 += mha_s8_pack_queries) {
+      const std::size_t block = sq - i0 < mha_s8_pack_queries ? sq - i0 : mha_s8_pack_queries;
+      for (std::size_t i = i0; i < i0 + block; i += 4) {
+        const std::size_t rows = i0 + block - i < 4 ? i0 + block - i : 4;
+        scores(a, i, rows, keys_used(o.masks, skv, i + rows - 1), buf.p);
+        for (std::size_t r = 0; r < rows; ++r) {
+          std::int8_t* p_out =
+              o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i + r) * skv : nullptr;
+          row_probabilities(d, sh, o.masks, b, h, i + r, keys_used(o.masks, skv, i + r), buf.p + r * skv, buf.probs,
+                            buf.keep, std::int8_t(INT8_MIN), buf.scores, p_out,
+                            [&](std::size_t n, const std::int8_t* x, std::int8_t* y) {
+                              softmax_row(n, x, table, y, buf.sums);
+                            });
+          store_probabilities(skv, buf.scores, i + r - i0, buf.packed);
+        }
+      }
+      context(a, buf.packed, i0, block, h, buf.context);
+    }
+  }
+  const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
+  project(sq, q_dim, d.d_model, w.out, w.zero_point_out, buf.sums, Dest{y.p, y.ld, Kind::rows},
+          [&](std::size_t i0, std::size_t) { return By4{buf.context + i0 * 4, sq * 4}; });
+}
+
+inline constexpr bool available = true;
+
+}  // namespace vnni
+}  // namespace EMHA_ISA
+}  // namespace emha::detail
+
+#else  // no VNNI in this variant: the general pass runs
+
+namespace emha::detail {
+inline namespace EMHA_ISA {
+namespace vnni {
+inline constexpr bool available = false;
+template <class... A>
+void sequence(const A&...) noexcept {}  // never called: mha_s8_core.cpp tests available
+}  // namespace vnni
+}  // namespace EMHA_ISA
+}  // namespace emha::detail
+
+#endif
