@@ -267,10 +267,50 @@ struct Attend {
   const MhaS8Weights* w;
 };
 
+// Step 2's products for 4 query rows (q[r]: their dwords of Q by 4, groups gq bytes apart; rows of
+// them stored) against keys j0 .. j0 + 63 (Tail: those of m[v] in vector v, where the loads are
+// masked; else whole): requantized scores to s (rows skv apart). Its accumulators local and every
+// loop over them unrolled (in registers).
+template <bool Tail>
+inline void scores_block(const Attend& a, const std::int8_t* const* q, const __m512i* row_term, std::size_t rows,
+                         std::size_t j0, const __mmask16* m, const L::Multipliers& mq, __m512i zp,
+                         std::int8_t* s) noexcept {
+  const std::size_t gq = a.sq * 4, gk = a.skv * 4;
+  __m512i acc[4][4];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < 4; ++v) acc[r][v] = _mm512_setzero_si512();
+  const std::int8_t* kg = a.k + j0 * 4;
+  for (std::size_t g = 0; g < a.dk / 4; ++g, kg += gk) {
+    __m512i kv[4];
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < 4; ++v)
+      kv[v] = Tail ? _mm512_maskz_loadu_epi32(m[v], kg + 64 * v) : _mm512_loadu_si512(kg + 64 * v);
+#pragma GCC unroll 4
+    for (std::size_t r = 0; r < 4; ++r) {
+      const __m512i qv = _mm512_set1_epi32(dword<false>(q[r] + g * gq));
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < 4; ++v) acc[r][v] = madd(acc[r][v], qv, kv[v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (std::size_t v = 0; v < 4; ++v) {
+    const __mmask16 mv = Tail ? m[v] : __mmask16(0xffff);
+    const __m512i kt = _mm512_maskz_loadu_epi32(mv, a.kt + j0 + 16 * v);
+#pragma GCC unroll 4
+    for (std::size_t r = 0; r < 4; ++r)
+      if (r < rows) {
+        const __m512i x = L::add(L::add(acc[r][v], kt), row_term[r]);
+        _mm512_mask_cvtsepi32_storeu_epi8(s + r * a.skv + j0 + 16 * v, mv, L::apply(x, mq, zp));
+      }
+  }
+}
+
 // Step 2's Q K^T for query rows i .. i + rows - 1 (rows <= 4) against keys 0 .. reach - 1, their
 // requantized scores to s (rows skv apart).
 inline void scores(const Attend& a, std::size_t i, std::size_t rows, std::size_t reach, std::int8_t* s) noexcept {
-  const std::size_t dk = a.dk, gq = a.sq * 4, gk = a.skv * 4;
+  const std::size_t dk = a.dk, gq = a.sq * 4;
   const auto zq = std::uint32_t(a.w->zero_point_q), zk = std::uint32_t(a.w->zero_point_k);
   const std::int8_t* q[4];
   __m512i row_term[4];
@@ -282,38 +322,15 @@ inline void scores(const Attend& a, std::size_t i, std::size_t rows, std::size_t
     // -z_K sum_d q + d_k z_Q z_K, with sum_d q = sum - 128 d_k
     row_term[r] = L::splat(static_cast<std::int32_t>(zk * (128u * std::uint32_t(dk) - sum) + std::uint32_t(dk) * zq * zk));
   }
-  L::Multipliers mq{};  // as project_store
+  L::Multipliers mq{};  // as project_block
   mq = L::broadcast(a.w->scores);
   const __m512i zp = L::splat(a.w->zero_point_scores);
-  for (std::size_t j0 = 0; j0 < reach; j0 += 64) {
+  std::size_t j0 = 0;
+  for (; j0 + 64 <= reach; j0 += 64) scores_block<false>(a, q, row_term, rows, j0, nullptr, mq, zp, s);
+  if (j0 < reach) {
     __mmask16 m[4];
     for (std::size_t v = 0; v < 4; ++v) m[v] = j0 + 16 * v < reach ? first(reach - j0 - 16 * v) : 0;
-    __m512i acc[4][4];
-#pragma GCC unroll 16
-    for (std::size_t r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-      for (std::size_t v = 0; v < 4; ++v) acc[r][v] = _mm512_setzero_si512();
-    for (std::size_t g = 0; g < dk / 4; ++g) {
-      __m512i kv[4];
-      const std::int8_t* kg = a.k + g * gk + j0 * 4;
-#pragma GCC unroll 4
-      for (std::size_t v = 0; v < 4; ++v) kv[v] = _mm512_maskz_loadu_epi32(m[v], kg + 64 * v);
-#pragma GCC unroll 4
-      for (std::size_t r = 0; r < 4; ++r) {
-        const __m512i qv = _mm512_set1_epi32(dword<false>(q[r] + g * gq));
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < 4; ++v) acc[r][v] = madd(acc[r][v], qv, kv[v]);
-      }
-    }
-#pragma GCC unroll 4
-    for (std::size_t v = 0; v < 4; ++v) {
-      if (!m[v]) break;
-      const __m512i kt = _mm512_maskz_loadu_epi32(m[v], a.kt + j0 + 16 * v);
-      for (std::size_t r = 0; r < rows; ++r) {
-        const __m512i x = L::add(L::add(acc[r][v], kt), row_term[r]);
-        _mm512_mask_cvtsepi32_storeu_epi8(s + r * a.skv + j0 + 16 * v, m[v], L::apply(x, mq, zp));
-      }
-    }
+    scores_block<true>(a, q, row_term, rows, j0, m, mq, zp, s);
   }
 }
 
@@ -341,7 +358,7 @@ inline void context(const Attend& a, const std::int8_t* p, std::size_t i, std::s
   const __m512i ones = _mm512_set1_epi8(1);
   for (std::size_t g = 0; g < steps; ++g) psum = madd(psum, _mm512_loadu_si512(p + g * 64), ones);
   const __m512i p_term = _mm512_mullo_epi32(psum, _mm512_set1_epi32(-a.w->zero_point_v));
-  L::Multipliers mq{};  // as project_store
+  L::Multipliers mq{};  // as project_block
   mq = L::broadcast(a.w->context);
   const __m512i zp = L::splat(a.w->zero_point_context);
   for (std::size_t c = 0; c < a.dk; c += 4) {
