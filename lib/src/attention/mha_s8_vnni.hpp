@@ -381,32 +381,44 @@ inline void context(const Attend& a, const std::int8_t* p, std::size_t i, std::s
   }
 }
 
-// softmax_s8_row's bytes (emha/kernels/softmax_s8.hpp) for n >= 1 scores x, on 16 lanes: the
-// exps gathered from the table into `exps` (n int32 of scratch), their sum in Q12.19 (each exp,
-// >= 0, rescaled as RoundingDivideByPOT(e, 12): (e + 2^11) >> 12), its reciprocal
-// (softmax_s8_inverse, once a row) the multiplier that requantizes them to y.
-inline void softmax_row(std::size_t n, const std::int8_t* x, const SoftmaxS8Table& t, std::int8_t* y,
-                        std::int32_t* exps) noexcept {
-  __m512i top = _mm512_set1_epi32(INT8_MIN);
-  for (std::size_t j = 0; j < n; j += 16) {
-    const __mmask16 m = first(n - j);
-    top = _mm512_mask_max_epi32(top, m, top, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + j)));
+// softmax_s8_row's bytes (emha/kernels/softmax_s8.hpp) for `rows` <= 4 rows of scores at x (row r:
+// n[r] >= 1 of them, ld apart) to y (the same layout; in place allowed), on 16 lanes: the exps
+// gathered from the table into `exps` (rows x ld int32 of scratch), their sum in Q12.19 (each
+// exp, >= 0, rescaled as RoundingDivideByPOT(e, 12): (e + 2^11) >> 12), its reciprocal
+// (softmax_s8_inverse) the multiplier that requantizes them. The rows' passes interleave: a
+// reciprocal is a chain of dependent products, and the rows' independent chains overlap.
+inline void softmax_rows(std::size_t rows, const std::size_t* n, const std::int8_t* x, std::size_t ld,
+                         const SoftmaxS8Table& t, std::int8_t* y, std::int32_t* exps) noexcept {
+  std::int32_t sums[4];
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::int8_t* xr = x + r * ld;
+    std::int32_t* er = exps + r * ld;
+    __m512i top = _mm512_set1_epi32(INT8_MIN);
+    for (std::size_t j = 0; j < n[r]; j += 16) {
+      const __mmask16 m = first(n[r] - j);
+      top = _mm512_mask_max_epi32(top, m, top, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, xr + j)));
+    }
+    const __m512i max = _mm512_set1_epi32(max_lane(top)), half = _mm512_set1_epi32(1 << 11);
+    __m512i sum = _mm512_setzero_si512();
+    for (std::size_t j = 0; j < n[r]; j += 16) {
+      const __mmask16 m = first(n[r] - j);
+      const __m512i k = _mm512_sub_epi32(max, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, xr + j)));  // [0, 255]
+      const __m512i e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, k, t.exp, 4);
+      _mm512_mask_storeu_epi32(er + j, m, e);
+      sum = _mm512_add_epi32(sum, _mm512_maskz_srli_epi32(m, _mm512_add_epi32(e, half), 12));
+    }
+    sums[r] = DotS8::sum(sum);
   }
-  const __m512i max = _mm512_set1_epi32(max_lane(top)), half = _mm512_set1_epi32(1 << 11);
-  __m512i sum = _mm512_setzero_si512();
-  for (std::size_t j = 0; j < n; j += 16) {
-    const __mmask16 m = first(n - j);
-    const __m512i k = _mm512_sub_epi32(max, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + j)));  // [0, 255]
-    const __m512i e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, k, t.exp, 4);
-    _mm512_mask_storeu_epi32(exps + j, m, e);
-    sum = _mm512_add_epi32(sum, _mm512_maskz_srli_epi32(m, _mm512_add_epi32(e, half), 12));
-  }
-  L::Multipliers q{};  // as project_block
-  q = L::broadcast(softmax_s8_inverse(DotS8::sum(sum)));
+  QuantizedMultiplier inverse[4];
+  for (std::size_t r = 0; r < rows; ++r) inverse[r] = softmax_s8_inverse(sums[r]);
   const __m512i zp = L::splat(INT8_MIN);
-  for (std::size_t j = 0; j < n; j += 16) {
-    const __mmask16 m = first(n - j);
-    _mm512_mask_cvtsepi32_storeu_epi8(y + j, m, L::apply(_mm512_maskz_loadu_epi32(m, exps + j), q, zp));
+  for (std::size_t r = 0; r < rows; ++r) {
+    L::Multipliers q{};  // as project_block
+    q = L::broadcast(inverse[r]);
+    for (std::size_t j = 0; j < n[r]; j += 16) {
+      const __mmask16 m = first(n[r] - j);
+      _mm512_mask_cvtsepi32_storeu_epi8(y + r * ld + j, m, L::apply(_mm512_maskz_loadu_epi32(m, exps + r * ld + j), q, zp));
+    }
   }
 }
 
@@ -434,13 +446,20 @@ inline void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Tab
       for (std::size_t i = i0; i < i0 + block; i += 4) {
         const std::size_t rows = i0 + block - i < 4 ? i0 + block - i : 4;
         scores(a, i, rows, keys_used(o.masks, skv, i + rows - 1), buf.p);
+        std::size_t used[4];
+        for (std::size_t r = 0; r < rows; ++r) used[r] = keys_used(o.masks, skv, i + r);
+        if (!key_masks(o.masks)) softmax_rows(rows, used, buf.p, skv, table, buf.p, buf.sums);  // in place
         for (std::size_t r = 0; r < rows; ++r) {
           std::int8_t* p_out =
               o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i + r) * skv : nullptr;
-          row_probabilities(d, sh, o.masks, b, h, i + r, keys_used(o.masks, skv, i + r), buf.p + r * skv, buf.probs,
-                            buf.keep, std::int8_t(INT8_MIN), buf.scores, p_out,
+          // the rows' probabilities where softmax_rows has made them, else one row at a time
+          row_probabilities(d, sh, o.masks, b, h, i + r, used[r], buf.p + r * skv, buf.probs, buf.keep,
+                            std::int8_t(INT8_MIN), buf.scores, p_out,
                             [&](std::size_t n, const std::int8_t* x, std::int8_t* y) {
-                              softmax_row(n, x, table, y, buf.sums);
+                              if (key_masks(o.masks))
+                                softmax_rows(1, &n, x, n, table, y, buf.sums);
+                              else
+                                std::memcpy(y, x, n);
                             });
           store_probabilities(skv, buf.scores, i + r - i0, buf.packed);
         }

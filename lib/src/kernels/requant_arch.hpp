@@ -44,7 +44,9 @@ struct RequantLanes {  // the AVX2 steps below on 16 lanes, the lane tests as ma
   static constexpr std::size_t lanes = 16;
   using vec = __m512i;
   struct Multipliers {
-    __m512i m, left, right;  // per lane: the multiplier, max(shift, 0), max(-shift, 0)
+    // per lane: the multiplier, its odd lanes' in the even (VPMULDQ reads those), max(shift, 0),
+    // max(-shift, 0), and the rounding divide's remainder mask 2^right - 1 and its half
+    __m512i m, m_odd, left, right, mask, half;
   };
   static vec load(const std::int32_t* p) noexcept { return _mm512_loadu_si512(p); }
   static vec add(vec a, vec b) noexcept { return _mm512_add_epi32(a, b); }  // modulo 2^32, as the reference
@@ -54,8 +56,11 @@ struct RequantLanes {  // the AVX2 steps below on 16 lanes, the lane tests as ma
   static constexpr __mmask16 all = 0xffff;
   static constexpr __mmask8 all8 = 0xff;
   static Multipliers split(__m512i m, __m512i shift) noexcept {
-    const __m512i zero = _mm512_setzero_si512();
-    return {m, _mm512_maskz_max_epi32(all, shift, zero), _mm512_sub_epi32(zero, _mm512_maskz_min_epi32(all, shift, zero))};
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    const __m512i right = _mm512_sub_epi32(zero, _mm512_maskz_min_epi32(all, shift, zero));
+    const __m512i mask = _mm512_sub_epi32(_mm512_maskz_sllv_epi32(all, one, right), one);
+    return {m, _mm512_maskz_srli_epi64(all8, m, 32), _mm512_maskz_max_epi32(all, shift, zero), right, mask,
+            _mm512_maskz_srai_epi32(all, mask, 1)};
   }
   static Multipliers broadcast(QuantizedMultiplier q) noexcept { return split(splat(q.multiplier), splat(q.shift)); }
   // q[0..15]'s {multiplier, shift} pairs: the even and the odd int32 of two vectors.
@@ -71,19 +76,17 @@ struct RequantLanes {  // the AVX2 steps below on 16 lanes, the lane tests as ma
   static vec apply(vec x, const Multipliers& q, vec zero_point) noexcept {
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
     x = _mm512_maskz_sllv_epi32(all, x, q.left);  // modulo 2^32, as the reference
-    // (x * m + 2^30) >> 31 per lane: bits 31..62 of the 64-bit sum, from even and odd lanes.
+    // (x * m + 2^30) >> 31 per lane, bits 31..62 of the 64-bit sum: from the even lanes' products
+    // shifted right 31, the odd lanes' shifted left 1 (their high half).
     const __m512i nudge = _mm512_set1_epi64(std::int64_t(1) << 30);
     const __m512i even = _mm512_maskz_srli_epi64(all8, _mm512_add_epi64(_mm512_maskz_mul_epi32(all8, x, q.m), nudge), 31);
-    const __m512i odd =
-        _mm512_add_epi64(
-        _mm512_maskz_mul_epi32(all8, _mm512_maskz_srli_epi64(all8, x, 32), _mm512_maskz_srli_epi64(all8, q.m, 32)), nudge);
-    x = _mm512_mask_blend_epi32(0xaaaa, even, _mm512_maskz_slli_epi64(all8, _mm512_maskz_srli_epi64(all8, odd, 31), 32));
+    const __m512i odd = _mm512_maskz_slli_epi64(
+        all8, _mm512_add_epi64(_mm512_maskz_mul_epi32(all8, _mm512_maskz_srli_epi64(all8, x, 32), q.m_odd), nudge), 1);
+    x = _mm512_mask_blend_epi32(0xaaaa, even, odd);
     // round(x / 2^right), half away from zero: (x >> right) + (remainder > threshold).
-    const __m512i mask = _mm512_sub_epi32(_mm512_maskz_sllv_epi32(all, one, q.right), one);
-    const __m512i half = _mm512_maskz_srai_epi32(all, mask, 1);
-    const __m512i threshold = _mm512_mask_add_epi32(half, _mm512_cmplt_epi32_mask(x, zero), half, one);
+    const __m512i threshold = _mm512_mask_add_epi32(q.half, _mm512_cmplt_epi32_mask(x, zero), q.half, one);
     const __m512i shifted = _mm512_maskz_srav_epi32(all, x, q.right);
-    x = _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, mask), threshold), shifted, one);
+    x = _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, q.mask), threshold), shifted, one);
     return _mm512_add_epi32(x, zero_point);
   }
   // The first n of the 16 lanes saturated to int8 (VPMOVSDB) to y[i * ldy].
