@@ -16,12 +16,13 @@
 //   2. Per head and 4 query rows, Q K^T: each row's dword of Q broadcast against 16 keys' of K,
 //      4 rows x 64 keys per block. sum_d (q + 128) k = sum_d q k + 128 sum_d k, and sum_d k is
 //      K's row sum (the general pass's term, there times -z_Q, here -(128 + z_Q)). Scores
-//      requantized in registers, the softmax per row as the general pass; the probabilities + 128
-//      (their zero point is -128: p + 128 is the weight, 0 for a masked key) stored by 4 for
-//      16 query rows.
-//   3. Per head and 16 query rows, P V: V^T's dword per channel broadcast against the rows'
-//      probabilities, sum_j (p + 128)(v - z_V) = sum_j (p + 128) v - z_V sum_j (p + 128). The
-//      context requantized, stored by 4 and + 128 for step 4.
+//      requantized in registers, the softmax four rows at a time (the general pass's bytes); the
+//      probabilities + 128 (their zero point is -128: p + 128 is the weight, 0 for a masked key)
+//      stored by 4 for mha_s8_pack_queries (32) query rows.
+//   3. Per head and 32 query rows, P V: V^T's dword per channel broadcast against the rows'
+//      probabilities, 8 channels x 32 rows per block; sum_j (p + 128)(v - z_V) =
+//      sum_j (p + 128) v - z_V sum_j (p + 128). The context requantized, stored by 4 and + 128
+//      for step 4.
 //   4. out: as step 1, from the context, written row by row in the caller's layout.
 
 #include "simd_arch.hpp"
@@ -334,7 +335,7 @@ inline void scores(const Attend& a, std::size_t i, std::size_t rows, std::size_t
   }
 }
 
-// Query row r's probabilities (int8, [skv]) + 128 by 4 into p ([round_up4(skv) / 4][16][4]); the
+// Query row r's probabilities (int8, [skv]) + 128 by 4 into p ([round_up4(skv) / 4][32][4]); the
 // bytes past skv 0.
 inline void store_probabilities(std::size_t skv, const std::int8_t* row, std::size_t r, std::int8_t* p) noexcept {
   std::int8_t* to = p + r * 4;
@@ -349,36 +350,68 @@ inline void store_probabilities(std::size_t skv, const std::int8_t* row, std::si
   }
 }
 
-// Step 3 for query rows i .. i + rows - 1 (rows <= 16; their probabilities by 4 at p): the
-// context's channels c of head h, requantized, + 128 by 4 to ctx (groups sq * 4 bytes apart).
+// Step 3's channels c .. c + C - 1 of head h for the NV vectors of query rows from i (rows of them;
+// their probabilities + 128 by 4 at p, mha_s8_pack_queries rows; p_term[v]: -z_V sum_j (p + 128)
+// of vector v's rows): the context requantized, + 128 by 4 to ctx (groups sq * 4 bytes apart). Its
+// accumulators local, C x NV of them: enough independent chains to cover VPDPBUSD's latency.
+template <std::size_t C, std::size_t NV>
+inline void context_block(const Attend& a, const std::int8_t* p, const __m512i* p_term, std::size_t c, std::size_t i,
+                          std::size_t rows, std::size_t h, const L::Multipliers& mq, __m512i zp,
+                          std::int8_t* ctx) noexcept {
+  constexpr std::size_t group = mha_s8_pack_queries * 4;
+  const std::size_t skv = a.skv;
+  const std::int8_t* v = a.vt + c * skv;
+  __m512i acc[C][NV];
+#pragma GCC unroll 16
+  for (std::size_t ch = 0; ch < C; ++ch)
+#pragma GCC unroll 4
+    for (std::size_t u = 0; u < NV; ++u) acc[ch][u] = _mm512_setzero_si512();
+  for (std::size_t j = 0; j < skv; j += 4) {
+    const std::size_t bytes = skv - j < 4 ? skv - j : 4;  // 4 but in the last group
+    const std::int8_t* pg = p + j / 4 * group;
+    __m512i pv[NV];
+#pragma GCC unroll 4
+    for (std::size_t u = 0; u < NV; ++u) pv[u] = _mm512_loadu_si512(pg + 64 * u);
+#pragma GCC unroll 8
+    for (std::size_t ch = 0; ch < C; ++ch) {
+      const std::int8_t* at = v + ch * skv + j;
+      const __m512i b = _mm512_set1_epi32(bytes == 4 ? dword<false>(at) : dword<false>(at, bytes));
+#pragma GCC unroll 4
+      for (std::size_t u = 0; u < NV; ++u) acc[ch][u] = madd(acc[ch][u], pv[u], b);
+    }
+  }
+#pragma GCC unroll 4
+  for (std::size_t u = 0; u < NV; ++u) {
+    if (16 * u >= rows) break;
+#pragma GCC unroll 8
+    for (std::size_t ch = 0; ch < C; ++ch) acc[ch][u] = L::apply(L::add(acc[ch][u], p_term[u]), mq, zp);
+#pragma GCC unroll 2
+    for (std::size_t q = 0; q < C; q += 4) {
+      const __m512i z = offset(interleave4(acc[q][u], acc[q + 1][u], acc[q + 2][u], acc[q + 3][u]));
+      _mm512_mask_storeu_epi32(ctx + (h * a.dk + c + q) / 4 * a.sq * 4 + (i + 16 * u) * 4, first(rows - 16 * u), z);
+    }
+  }
+}
+
+// Step 3 for query rows i .. i + rows - 1 (rows <= mha_s8_pack_queries; their probabilities + 128
+// by 4 at p): head h's context, requantized, + 128 by 4 to ctx.
 inline void context(const Attend& a, const std::int8_t* p, std::size_t i, std::size_t rows, std::size_t h,
                     std::int8_t* ctx) noexcept {
-  const std::size_t skv = a.skv, steps = (skv + 3) / 4;
-  __m512i psum = _mm512_setzero_si512();  // sum_j (p + 128) per row
-  const __m512i ones = _mm512_set1_epi8(1);
-  for (std::size_t g = 0; g < steps; ++g) psum = madd(psum, _mm512_loadu_si512(p + g * 64), ones);
-  const __m512i p_term = _mm512_mullo_epi32(psum, _mm512_set1_epi32(-a.w->zero_point_v));
+  constexpr std::size_t NV = mha_s8_pack_queries / 16;
+  const __m512i ones = _mm512_set1_epi8(1), minus_zv = _mm512_set1_epi32(-a.w->zero_point_v);
+  __m512i p_term[NV];
+  for (std::size_t u = 0; u < NV; ++u) {
+    __m512i psum = _mm512_setzero_si512();  // sum_j (p + 128) per row
+    for (std::size_t g = 0; g < (a.skv + 3) / 4; ++g)
+      psum = madd(psum, _mm512_loadu_si512(p + g * mha_s8_pack_queries * 4 + 64 * u), ones);
+    p_term[u] = _mm512_mullo_epi32(psum, minus_zv);
+  }
   L::Multipliers mq{};  // as project_block
   mq = L::broadcast(a.w->context);
   const __m512i zp = L::splat(a.w->zero_point_context);
-  for (std::size_t c = 0; c < a.dk; c += 4) {
-    const std::int8_t* v = a.vt + c * skv;
-    __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    const auto step = [&](std::size_t g, std::size_t n) {
-      const __m512i pv = _mm512_loadu_si512(p + g * 64);
-      const std::int8_t* at = v + g * 4;
-      acc0 = madd(acc0, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at) : dword<false>(at, n)));
-      acc1 = madd(acc1, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at + skv) : dword<false>(at + skv, n)));
-      acc2 = madd(acc2, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at + 2 * skv) : dword<false>(at + 2 * skv, n)));
-      acc3 = madd(acc3, pv, _mm512_set1_epi32(n == 4 ? dword<false>(at + 3 * skv) : dword<false>(at + 3 * skv, n)));
-    };
-    std::size_t g = 0;
-    for (; g < skv / 4; ++g) step(g, 4);
-    if (g < steps) step(g, skv - 4 * g);
-    const auto out = [&](__m512i s) { return L::apply(L::add(s, p_term), mq, zp); };
-    const __m512i z = offset(interleave4(out(acc0), out(acc1), out(acc2), out(acc3)));
-    _mm512_mask_storeu_epi32(ctx + (h * a.dk + c) / 4 * a.sq * 4 + i * 4, first(rows), z);
-  }
+  std::size_t c = 0;
+  for (; c + 8 <= a.dk; c += 8) context_block<8, NV>(a, p, p_term, c, i, rows, h, mq, zp, ctx);
+  if (c < a.dk) context_block<4, NV>(a, p, p_term, c, i, rows, h, mq, zp, ctx);  // d_k is a multiple of 4
 }
 
 // softmax_s8_row's bytes (emha/kernels/softmax_s8.hpp) for `rows` <= 4 rows of scores at x (row r:

@@ -52,7 +52,7 @@ inline constexpr std::size_t mha_s8_attend_rows = 4;   // query rows the attenti
 // Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
 // block of query rows; 0 where no pass packs, so that no other target's arena grows.
 #if defined(__x86_64__) || defined(_M_X64)
-inline constexpr std::size_t mha_s8_pack_rows = 64, mha_s8_pack_queries = 16;
+inline constexpr std::size_t mha_s8_pack_rows = 64, mha_s8_pack_queries = 32;
 #else
 inline constexpr std::size_t mha_s8_pack_rows = 0, mha_s8_pack_queries = 0;
 #endif
