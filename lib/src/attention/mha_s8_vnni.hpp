@@ -104,21 +104,27 @@ struct By4 {
   std::size_t group;
 };
 
-// Rows i0 .. i0 + n - 1 of x (`in` int8 each), + 128, by 4 into p ([round_up4(in) / 4][64][4]).
+// Rows i0 .. i0 + n - 1 of x (`in` int8 each), + 128, by 4 into p ([round_up4(in) / 4][64][4]): 16
+// rows' dwords a gather, a row's last part of a dword (nothing past it read) one at a time.
 inline By4 pack_rows(std::size_t n, std::size_t in, Rows<const std::int8_t> x, std::size_t i0, std::int8_t* p) noexcept {
   constexpr std::size_t group = mha_s8_pack_rows * 4;
-  for (std::size_t r = 0; r < n; ++r) {
-    const std::int8_t* row = x.p + (i0 + r) * x.ld;
-    std::int8_t* to = p + r * 4;
+  const bool gathers = x.ld < (std::size_t(1) << 31) / 16;  // 16 rows' offsets in int32
+  const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32(std::int32_t(gathers ? x.ld : 0)));
+  for (std::size_t r0 = 0; r0 < n; r0 += 16) {
+    const __mmask16 m = first(n - r0);
+    const std::int8_t* rows = x.p + (i0 + r0) * x.ld;
     std::size_t k = 0;
-    for (; k + 4 <= in; k += 4, to += group) {
-      const std::int32_t v = dword<true>(row + k);
-      std::memcpy(to, &v, 4);
-    }
-    if (k < in) {
-      const std::int32_t v = dword<true>(row + k, in - k);
-      std::memcpy(to, &v, 4);
-    }
+    if (gathers)
+      for (; k + 4 <= in; k += 4) {
+        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, offsets, rows + k, 1);
+        _mm512_mask_storeu_epi32(p + k / 4 * group + r0 * 4, m, offset(v));
+      }
+    for (std::size_t r = r0; r < n && r < r0 + 16; ++r)
+      for (std::size_t j = k; j < in; j += 4) {
+        const std::int32_t v = dword<true>(x.p + (i0 + r) * x.ld + j, in - j < 4 ? in - j : 4);
+        std::memcpy(p + j / 4 * group + r * 4, &v, 4);
+      }
   }
   return {p, group};
 }
@@ -485,16 +491,12 @@ inline void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Tab
         for (std::size_t r = 0; r < rows; ++r) {
           std::int8_t* p_out =
               o.attn_weights.data ? o.attn_weights.data + ((b * d.heads + h) * sq + i + r) * skv : nullptr;
-          // the rows' probabilities where softmax_rows has made them, else one row at a time
-          row_probabilities(d, sh, o.masks, b, h, i + r, used[r], buf.p + r * skv, buf.probs, buf.keep,
-                            std::int8_t(INT8_MIN), buf.scores, p_out,
-                            [&](std::size_t n, const std::int8_t* x, std::int8_t* y) {
-                              if (key_masks(o.masks))
-                                softmax_rows(1, &n, x, n, table, y, buf.sums);
-                              else
-                                std::memcpy(y, x, n);
-                            });
-          store_probabilities(skv, buf.scores, i + r - i0, buf.packed);
+          std::int8_t* row = buf.p + r * skv;  // its scores, then in place its probabilities
+          row_probabilities(d, sh, o.masks, b, h, i + r, used[r], row, buf.probs, buf.keep, std::int8_t(INT8_MIN), row,
+                            p_out, [&](std::size_t n, const std::int8_t* x, std::int8_t* y) {
+                              if (key_masks(o.masks)) softmax_rows(1, &n, x, n, table, y, buf.sums);
+                            });  // without key masks softmax_rows has made them, four rows at once
+          store_probabilities(skv, row, i + r - i0, buf.packed);
         }
       }
       context(a, buf.packed, i0, block, h, buf.context);
