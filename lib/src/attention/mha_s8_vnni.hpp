@@ -341,19 +341,33 @@ inline void scores(const Attend& a, std::size_t i, std::size_t rows, std::size_t
   }
 }
 
-// Query row r's probabilities (int8, [skv]) + 128 by 4 into p ([round_up4(skv) / 4][32][4]); the
-// bytes past skv 0.
-inline void store_probabilities(std::size_t skv, const std::int8_t* row, std::size_t r, std::int8_t* p) noexcept {
-  std::int8_t* to = p + r * 4;
+// Query rows r0 .. r0 + n - 1's probabilities (n <= 4 rows of skv int8 at rows) + 128 by 4 into p
+// ([round_up4(skv) / 4][32][4]), the bytes past skv 0: four rows' 16 keys a 4 x 4 transpose of
+// dwords, the rest a dword at a time.
+inline void store_probabilities(std::size_t skv, const std::int8_t* rows, std::size_t n, std::size_t r0,
+                                std::int8_t* p) noexcept {
+  constexpr std::size_t group = mha_s8_pack_queries * 4;
+  const auto load = [&](std::size_t r, std::size_t j) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + r * skv + j));
+  };
+  const auto store = [&](std::size_t g, __m128i v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + g * group + r0 * 4), _mm_xor_si128(v, _mm_set1_epi8(-128)));
+  };
   std::size_t j = 0;
-  for (; j + 4 <= skv; j += 4, to += mha_s8_pack_queries * 4) {
-    const std::int32_t v = dword<true>(row + j);
-    std::memcpy(to, &v, 4);
-  }
-  if (j < skv) {
-    const std::int32_t v = dword<true>(row + j, skv - j);
-    std::memcpy(to, &v, 4);
-  }
+  if (n == 4)
+    for (; j + 16 <= skv; j += 16) {
+      const __m128i r0r1_lo = _mm_unpacklo_epi32(load(0, j), load(1, j)), r0r1_hi = _mm_unpackhi_epi32(load(0, j), load(1, j));
+      const __m128i r2r3_lo = _mm_unpacklo_epi32(load(2, j), load(3, j)), r2r3_hi = _mm_unpackhi_epi32(load(2, j), load(3, j));
+      store(j / 4, _mm_unpacklo_epi64(r0r1_lo, r2r3_lo));
+      store(j / 4 + 1, _mm_unpackhi_epi64(r0r1_lo, r2r3_lo));
+      store(j / 4 + 2, _mm_unpacklo_epi64(r0r1_hi, r2r3_hi));
+      store(j / 4 + 3, _mm_unpackhi_epi64(r0r1_hi, r2r3_hi));
+    }
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t k = j; k < skv; k += 4) {
+      const std::int32_t v = dword<true>(rows + r * skv + k, skv - k < 4 ? skv - k : 4);
+      std::memcpy(p + k / 4 * group + (r0 + r) * 4, &v, 4);
+    }
 }
 
 // Step 3's channels c .. c + C - 1 of head h for the NV vectors of query rows from i (rows of them;
@@ -496,8 +510,8 @@ inline void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Tab
                             p_out, [&](std::size_t n, const std::int8_t* x, std::int8_t* y) {
                               if (key_masks(o.masks)) softmax_rows(1, &n, x, n, table, y, buf.sums);
                             });  // without key masks softmax_rows has made them, four rows at once
-          store_probabilities(skv, row, i + r - i0, buf.packed);
         }
+        store_probabilities(skv, buf.p, rows, i - i0, buf.packed);
       }
       context(a, buf.packed, i0, block, h, buf.context);
     }
