@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "attention/integer_pass.hpp"
 #include "attention/mha_s8_general.hpp"
@@ -64,6 +65,25 @@ inline std::int32_t max_lane(__m512i v) noexcept {
 
 // The first n of 16 lanes (all where n >= 16).
 inline __mmask16 first(std::size_t n) noexcept { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u); }
+
+// f(whole, j, m) for the vectors of 16 lanes of n: the whole ones (whole: std::true_type, m all
+// lanes; their loads plain), then the last part (std::false_type, m its lanes: masked loads, which
+// cost a second micro-op on Intel's cores).
+template <class F>
+inline void vectors(std::size_t n, F&& f) noexcept {
+  std::size_t j = 0;
+  for (; j + 16 <= n; j += 16) f(std::true_type{}, j, __mmask16(0xffff));
+  if (j < n) f(std::false_type{}, j, first(n - j));
+}
+
+// 16 int8 at p as int32 lanes (where not Whole, those of m; 0 in the others).
+template <class Whole>
+inline __m512i load_s8(Whole, const std::int8_t* p, __mmask16 m) noexcept {
+  if constexpr (Whole::value)
+    return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  else
+    return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p));
+}
 
 // The n <= 4 bytes at p as a dword, the rest 0 (nothing past p + n read); + 128 per byte read
 // where Offset (the bytes past n stay 0: they add nothing to a product).
@@ -447,19 +467,24 @@ inline void softmax_rows(std::size_t rows, const std::size_t* n, const std::int8
     const std::int8_t* xr = x + r * ld;
     std::int32_t* er = exps + r * ld;
     __m512i top = _mm512_set1_epi32(INT8_MIN);
-    for (std::size_t j = 0; j < n[r]; j += 16) {
-      const __mmask16 m = first(n[r] - j);
-      top = _mm512_mask_max_epi32(top, m, top, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, xr + j)));
-    }
+    vectors(n[r], [&](auto whole, std::size_t j, __mmask16 m) {
+      top = whole ? _mm512_max_epi32(top, load_s8(whole, xr + j, m))
+                  : _mm512_mask_max_epi32(top, m, top, load_s8(whole, xr + j, m));
+    });
     const __m512i max = _mm512_set1_epi32(max_lane(top)), half = _mm512_set1_epi32(1 << 11);
     __m512i sum = _mm512_setzero_si512();
-    for (std::size_t j = 0; j < n[r]; j += 16) {
-      const __mmask16 m = first(n[r] - j);
-      const __m512i k = _mm512_sub_epi32(max, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, xr + j)));  // [0, 255]
-      const __m512i e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, k, t.exp, 4);
-      _mm512_mask_storeu_epi32(er + j, m, e);
-      sum = _mm512_add_epi32(sum, _mm512_maskz_srli_epi32(m, _mm512_add_epi32(e, half), 12));
-    }
+    vectors(n[r], [&](auto whole, std::size_t j, __mmask16 m) {
+      const __m512i k = _mm512_sub_epi32(max, load_s8(whole, xr + j, m));  // [0, 255]
+      __m512i e;  // 0 past n: it adds nothing to the sum
+      if constexpr (whole) {
+        e = _mm512_i32gather_epi32(k, t.exp, 4);
+        _mm512_storeu_si512(er + j, e);
+      } else {
+        e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, k, t.exp, 4);
+        _mm512_mask_storeu_epi32(er + j, m, e);
+      }
+      sum = _mm512_add_epi32(sum, _mm512_srli_epi32(_mm512_add_epi32(e, half), 12));
+    });
     sums[r] = DotS8::sum(sum);
   }
   QuantizedMultiplier inverse[4];
@@ -468,10 +493,11 @@ inline void softmax_rows(std::size_t rows, const std::size_t* n, const std::int8
   for (std::size_t r = 0; r < rows; ++r) {
     L::Multipliers q{};  // as project_block
     q = L::broadcast(inverse[r]);
-    for (std::size_t j = 0; j < n[r]; j += 16) {
-      const __mmask16 m = first(n[r] - j);
-      _mm512_mask_cvtsepi32_storeu_epi8(y + r * ld + j, m, L::apply(_mm512_maskz_loadu_epi32(m, exps + r * ld + j), q, zp));
-    }
+    vectors(n[r], [&](auto whole, std::size_t j, __mmask16 m) {
+      const std::int32_t* e = exps + r * ld + j;
+      _mm512_mask_cvtsepi32_storeu_epi8(y + r * ld + j, m,
+                                        L::apply(whole ? _mm512_loadu_si512(e) : _mm512_maskz_loadu_epi32(m, e), q, zp));
+    });
   }
 }
 
