@@ -303,11 +303,13 @@ inline void scores_block(const Attend& a, const std::int8_t* const* q, const __m
                          std::size_t j0, const __mmask16* m, const L::Multipliers& mq, __m512i zp,
                          std::int8_t* s) noexcept {
   const std::size_t gq = a.sq * 4, gk = a.skv * 4;
-  __m512i acc[4][4];
-#pragma GCC unroll 16
-  for (std::size_t r = 0; r < 4; ++r)
+  __m512i acc[4][4];  // from the sums' terms: K's per key, Q's per row
 #pragma GCC unroll 4
-    for (std::size_t v = 0; v < 4; ++v) acc[r][v] = _mm512_setzero_si512();
+  for (std::size_t v = 0; v < 4; ++v) {
+    const __m512i kt = Tail ? _mm512_maskz_loadu_epi32(m[v], a.kt + j0 + 16 * v) : _mm512_loadu_si512(a.kt + j0 + 16 * v);
+#pragma GCC unroll 4
+    for (std::size_t r = 0; r < 4; ++r) acc[r][v] = L::add(kt, row_term[r]);
+  }
   const std::int8_t* kg = a.k + j0 * 4;
   for (std::size_t g = 0; g < a.dk / 4; ++g, kg += gk) {
     __m512i kv[4];
@@ -324,30 +326,39 @@ inline void scores_block(const Attend& a, const std::int8_t* const* q, const __m
 #pragma GCC unroll 4
   for (std::size_t v = 0; v < 4; ++v) {
     const __mmask16 mv = Tail ? m[v] : __mmask16(0xffff);
-    const __m512i kt = _mm512_maskz_loadu_epi32(mv, a.kt + j0 + 16 * v);
 #pragma GCC unroll 4
     for (std::size_t r = 0; r < 4; ++r)
-      if (r < rows) {
-        const __m512i x = L::add(L::add(acc[r][v], kt), row_term[r]);
-        _mm512_mask_cvtsepi32_storeu_epi8(s + r * a.skv + j0 + 16 * v, mv, L::apply(x, mq, zp));
-      }
+      if (r < rows) _mm512_mask_cvtsepi32_storeu_epi8(s + r * a.skv + j0 + 16 * v, mv, L::apply(acc[r][v], mq, zp));
   }
 }
 
-// Step 2's Q K^T for query rows i .. i + rows - 1 (rows <= 4) against keys 0 .. reach - 1, their
-// requantized scores to s (rows skv apart).
-inline void scores(const Attend& a, std::size_t i, std::size_t rows, std::size_t reach, std::int8_t* s) noexcept {
-  const std::size_t dk = a.dk, gq = a.sq * 4;
-  const auto zq = std::uint32_t(a.w->zero_point_q), zk = std::uint32_t(a.w->zero_point_k);
+// Q's terms of Q K^T for query rows i .. i + 31 of head h (those past sq any): t[r] =
+// -z_K sum_d q + d_k z_Q z_K, with sum_d q = sum_d (q + 128) - 128 d_k, from Q by 4 (a VPDPBUSD
+// of its bytes with ones per group).
+inline void query_terms(const Attend& a, std::size_t i, std::int32_t* t) noexcept {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const auto zq = std::uint32_t(a.w->zero_point_q), zk = std::uint32_t(a.w->zero_point_k), dk = std::uint32_t(a.dk);
+  const __m512i base = L::splat(static_cast<std::int32_t>(zk * 128u * dk + dk * zq * zk));
+  const __m512i minus_zk = L::splat(-a.w->zero_point_k);
+  for (std::size_t u = 0; u < mha_s8_pack_queries; u += 16) {
+    const __mmask16 m = i + u < a.sq ? first(a.sq - i - u) : 0;
+    __m512i sum = _mm512_setzero_si512();
+    for (std::size_t g = 0; g < a.dk / 4; ++g)
+      sum = madd(sum, _mm512_maskz_loadu_epi32(m, a.q + (g * a.sq + i + u) * 4), ones);
+    _mm512_storeu_si512(t + u, L::add(base, _mm512_mullo_epi32(sum, minus_zk)));
+  }
+}
+
+// Step 2's Q K^T for query rows i .. i + rows - 1 (rows <= 4; t: their query_terms) against keys
+// 0 .. reach - 1, their requantized scores to s (rows skv apart).
+inline void scores(const Attend& a, std::size_t i, std::size_t rows, const std::int32_t* t, std::size_t reach,
+                   std::int8_t* s) noexcept {
   const std::int8_t* q[4];
   __m512i row_term[4];
   for (std::size_t r = 0; r < 4; ++r) {  // rows past `rows` repeat the last (computed, not stored)
-    q[r] = a.q + (i + (r < rows ? r : rows - 1)) * 4;
-    std::uint32_t sum = 0;  // sum_d (q + 128)
-    for (std::size_t g = 0; g < dk / 4; ++g)
-      for (std::size_t b = 0; b < 4; ++b) sum += std::uint8_t(q[r][g * gq + b]);
-    // -z_K sum_d q + d_k z_Q z_K, with sum_d q = sum - 128 d_k
-    row_term[r] = L::splat(static_cast<std::int32_t>(zk * (128u * std::uint32_t(dk) - sum) + std::uint32_t(dk) * zq * zk));
+    const std::size_t at = r < rows ? r : rows - 1;
+    q[r] = a.q + (i + at) * 4;
+    row_term[r] = L::splat(t[at]);
   }
   L::Multipliers mq{};  // as project_block
   mq = L::broadcast(a.w->scores);
@@ -522,9 +533,11 @@ inline void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Tab
     const Attend a{dk, sq, skv, buf.q + h * dk * sq, buf.k + g * dk * skv, buf.vt + g * dk * skv, buf.k_sums + g * skv, &w};
     for (std::size_t i0 = 0; i0 < sq; i0 += mha_s8_pack_queries) {
       const std::size_t block = sq - i0 < mha_s8_pack_queries ? sq - i0 : mha_s8_pack_queries;
+      std::int32_t q_terms[mha_s8_pack_queries];
+      query_terms(a, i0, q_terms);
       for (std::size_t i = i0; i < i0 + block; i += 4) {
         const std::size_t rows = i0 + block - i < 4 ? i0 + block - i : 4;
-        scores(a, i, rows, keys_used(o.masks, skv, i + rows - 1), buf.p);
+        scores(a, i, rows, q_terms + (i - i0), keys_used(o.masks, skv, i + rows - 1), buf.p);
         std::size_t used[4];
         for (std::size_t r = 0; r < rows; ++r) used[r] = keys_used(o.masks, skv, i + r);
         if (!key_masks(o.masks)) softmax_rows(rows, used, buf.p, skv, table, buf.p, buf.sums);  // in place
