@@ -226,10 +226,10 @@ def main():
 
     # Public entry points: defined with external linkage (no file prefix in the title), the
     # instances of detail::mha_forward_staged (a Config's forward() on one variant: templates,
-    # titled with their file) and of detail::mha_s16x8_forward (the 16x8 layer's forward() and
-    # forward_reference(), explicit instances); the s8 layer's is detail::mha_s8_forward_core, a
-    # function (its variant's core, both paths).
-    entry_templates = ("detail::mha_forward_staged(", "detail::mha_s16x8_forward(")
+    # titled with their file), of detail::mha_s16x8_forward (the 16x8 layer's forward() and
+    # forward_reference(), explicit instances) and of detail::mha_s8_general (the s8 layer's, with
+    # detail::mha_s8_forward_core, a function: its forward() with double rounding).
+    entry_templates = ("detail::mha_forward_staged(", "detail::mha_s16x8_forward(", "detail::mha_s8_general(")
     public = sorted(t for t, f in frames.items()
                     if f is not None and (":" not in t or any(e in names.get(t, "") for e in entry_templates)))
     rows = []
@@ -245,11 +245,11 @@ def main():
         stages = re.search(r"\[with unsigned int Stages = (\d+)\]", name)
         print(f"  {b:5d}  {name.split('(')[0] + (f'<{stages.group(1)}>' if stages else ''):<{width}}")
     fwd = max((r for r in rows if "detail::mha_forward_staged(" in r[0]), key=lambda r: r[1])
-    s8 = [r for r in rows if re.search(r"detail::(isa_\w+::)?mha_s8_forward_core\(", r[0])]
+    s8 = [r for r in rows if re.search(r"detail::(isa_\w+::)?mha_s8_(forward_core|general)\(", r[0])]
     s16x8 = [r for r in rows if "detail::mha_s16x8_forward(" in r[0]]
     if not s8 or not s16x8:
-        sys.exit("stack_budget: no detail::mha_s8_forward_core or mha_s16x8_forward instance (the integer "
-                 "layers' forward) found")
+        sys.exit("stack_budget: no detail::mha_s8_forward_core, mha_s8_general or mha_s16x8_forward instance "
+                 "(the integer layers' forward) found")
     print(f"MultiHeadAttention::forward: {fwd[1]} bytes; set_weights: {set_weights[1]} bytes; "
           f"full-integer forward: {max(r[1] for r in s8)} bytes; 16x8 forward: {max(r[1] for r in s16x8)} bytes; "
           "deepest chain of forward:")

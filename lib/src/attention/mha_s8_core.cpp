@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// MultiHeadAttentionS8's core in each variant (kernel_list.def's mha_s8_forward_core): the VNNI
-// pass (mha_s8_vnni.hpp) where the variant has AVX-512 VNNI and the call asks for double rounding
-// with head_dim a multiple of 4, the general pass (mha_s8_forward.cpp, compiled once) otherwise.
+// The full-integer layer's forward() with double rounding in each variant (kernel_list.def's
+// mha_s8_forward_core): the VNNI pass (mha_s8_vnni.hpp) where the variant has AVX-512 VNNI and
+// head_dim is a multiple of 4, the general pass (mha_s8_forward.cpp, compiled once) otherwise.
 // Both give the reference's bytes.
 
 #include "attention/mha_s8_general.hpp"
@@ -15,10 +15,9 @@ inline namespace EMHA_ISA {
 
 Status mha_s8_forward_core(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
                            const AttentionShape& sh, Span<const std::int8_t> query, Span<const std::int8_t> key,
-                           Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o,
-                           Rounding rounding, bool reference) noexcept {
-  if (!vnni::available || reference || rounding != Rounding::double_rounding || d.d_k() % 4 != 0)
-    return mha_s8_general(d, w, table, arena, sh, query, key, value, out, o, rounding, reference);
+                           Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
+  if (!vnni::available || d.d_k() % 4 != 0)
+    return mha_s8_general<Rounding::double_rounding, false>(d, w, table, arena, sh, query, key, value, out, o);
   EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
   ArenaScope scope(arena);
   MhaS8Buffers buf{};

@@ -12,8 +12,9 @@
 //      is 0) into the context row.
 //   3. out = FULLY_CONNECTED(context), written in the caller's layout.
 // forward_reference() runs the kernels' references (gemm_s8_ref, requantize_s8_ref, softmax_s8_ref).
-// Compiled once: mha_s8_core.cpp, compiled per variant, runs it, or mha_s8_vnni.hpp's pass where
-// that applies (the same bytes).
+// Compiled once, an instance per rounding and path (emha/detail/mha_s8_plan.hpp's mha_s8_general);
+// forward() with double rounding reaches it through mha_s8_core.cpp, compiled per variant, which
+// runs mha_s8_vnni.hpp's pass instead where that applies (the same bytes).
 // Zero points leave the inner products: gemm_s8 sums raw int8 products and each zero point comes
 // back through a row sum,
 //   sum_d (q - z_Q)(k - z_K) = sum q k - z_K sum q - z_Q sum k + d_k z_Q z_K
@@ -199,26 +200,26 @@ QuantizedMultiplier softmax_s8_inverse(std::int32_t sum) noexcept {
   return {inverse, -(bits_over_unit + 31 - 8)};
 }
 
+template <Rounding R, bool Reference>
 Status mha_s8_general(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
                       const AttentionShape& sh, Span<const std::int8_t> query, Span<const std::int8_t> key,
-                      Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o,
-                      Rounding rounding, bool reference) noexcept {
+                      Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
   EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
   ArenaScope scope(arena);
   MhaS8Buffers buf{};
   EMHA_TRY(mha_s8_allocate(d, arena, buf));
-  const bool single = rounding == Rounding::single_rounding;
-  for (std::size_t b = 0; b < sh.batch; ++b) {  // direct calls: the firmware's stack check bounds them
-    if (reference && single)
-      sequence<Rounding::single_rounding, true>(d, w, table, sh, query, key, value, out, o, buf, b);
-    else if (reference)
-      sequence<Rounding::double_rounding, true>(d, w, table, sh, query, key, value, out, o, buf, b);
-    else if (single)
-      sequence<Rounding::single_rounding, false>(d, w, table, sh, query, key, value, out, o, buf, b);
-    else
-      sequence<Rounding::double_rounding, false>(d, w, table, sh, query, key, value, out, o, buf, b);
-  }
+  for (std::size_t b = 0; b < sh.batch; ++b) sequence<R, Reference>(d, w, table, sh, query, key, value, out, o, buf, b);
   return Status::ok;
 }
+
+#define EMHA_S8_GENERAL(R, Ref)                                                                                   \
+  template Status mha_s8_general<R, Ref>(const MhaDims&, const MhaS8Weights&, const SoftmaxS8Table&, ArenaRef&, \
+                                         const AttentionShape&, Span<const std::int8_t>, Span<const std::int8_t>, \
+                                         Span<const std::int8_t>, Span<std::int8_t>, const ForwardOptionsS8&) noexcept;
+EMHA_S8_GENERAL(Rounding::double_rounding, false)
+EMHA_S8_GENERAL(Rounding::double_rounding, true)
+EMHA_S8_GENERAL(Rounding::single_rounding, false)
+EMHA_S8_GENERAL(Rounding::single_rounding, true)
+#undef EMHA_S8_GENERAL
 
 }  // namespace emha::detail

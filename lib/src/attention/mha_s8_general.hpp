@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The s8 layer's parts compiled once (mha_s8_forward.cpp), for its core in each variant
-// (mha_s8_core.cpp): the general pass, the arena's buffers, and a softmax row's multiplier.
+// The s8 layer's parts compiled once (mha_s8_forward.cpp) that its core in each variant
+// (mha_s8_core.cpp) shares: the arena's buffers and a softmax row's multiplier (the general pass
+// itself: emha/detail/mha_s8_plan.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -24,12 +25,5 @@ Status mha_s8_allocate(const MhaDims& d, ArenaRef& arena, MhaS8Buffers& b) noexc
 // softmax_s8_row's output multiplier for a row whose exps sum to `sum` (Q12.19): the reciprocal
 // as (inverse, -(bits over unit + 23)), zero point -128 (emha/kernels/softmax_s8.hpp).
 QuantizedMultiplier softmax_s8_inverse(std::int32_t sum) noexcept;
-
-// The general pass (mha_s8_forward.cpp), on gemm_s8 or (reference) the kernels' references;
-// mha_s8_forward_core's arguments.
-Status mha_s8_general(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
-                      const AttentionShape& shape, Span<const std::int8_t> query, Span<const std::int8_t> key,
-                      Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& options,
-                      Rounding rounding, bool reference) noexcept;
 
 }  // namespace emha::detail

@@ -84,20 +84,32 @@ constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
 // ok, or null_pointer / size_mismatch / invalid_argument (mha_s8.hpp's set_weights).
 Status mha_s8_check_weights(const MhaDims& d, const MhaS8Weights& w) noexcept;
 
-// forward(): the whole pass of the s8 variant in use (lib/src/attention/mha_s8_forward.cpp),
-// requantizing with `rounding`, on gemm_s8 or (reference) the kernels' references; `table` is
-// softmax_s8_table(w.softmax) for that rounding.
+// The general pass (lib/src/attention/mha_s8_forward.cpp, compiled once), requantizing with
+// rounding R, on gemm_s8 or (Reference) the kernels' references (gemm_s8_ref, requantize_s8_ref,
+// softmax_s8_ref); `table` is softmax_s8_table<R>(w.softmax). One function per instance, so that a
+// firmware links only the ones its Config calls.
+template <Rounding R, bool Reference>
+Status mha_s8_general(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
+                      const AttentionShape& shape, Span<const std::int8_t> query, Span<const std::int8_t> key,
+                      Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& options) noexcept;
+
+// forward() with double rounding: the s8 variant's core (kernel_list.def; lib/src/attention/
+// mha_s8_core.cpp), the VNNI pass where it applies, else mha_s8_general<double_rounding, false>.
 Status mha_s8_forward_core(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
                            const AttentionShape& shape, Span<const std::int8_t> query,
                            Span<const std::int8_t> key, Span<const std::int8_t> value, Span<std::int8_t> out,
-                           const ForwardOptionsS8& options, Rounding rounding, bool reference) noexcept;
+                           const ForwardOptionsS8& options) noexcept;
 
+// forward() (Reference: forward_reference()) with rounding R.
 template <Rounding R, bool Reference>
 Status mha_s8_forward(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
                       const AttentionShape& shape,
                       Span<const std::int8_t> query, Span<const std::int8_t> key, Span<const std::int8_t> value,
                       Span<std::int8_t> out, const ForwardOptionsS8& options) noexcept {
-  return mha_s8_forward_core(d, w, table, arena, shape, query, key, value, out, options, R, Reference);
+  if constexpr (R == Rounding::double_rounding && !Reference)
+    return mha_s8_forward_core(d, w, table, arena, shape, query, key, value, out, options);
+  else
+    return mha_s8_general<R, Reference>(d, w, table, arena, shape, query, key, value, out, options);
 }
 
 }  // namespace emha::detail
