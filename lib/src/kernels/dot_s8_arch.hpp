@@ -200,6 +200,71 @@ struct DotS8 {
   }
   static acc madd(acc s, in a, in b) noexcept { return vmladavaq_s8(s, a, b); }
   static std::int32_t sum(acc s) noexcept { return s; }
+  // Rows x0 = a, x1 = a + lda of a against `blocks` blocks of three rows of b (ldb bytes apart,
+  // the next block 3 ldb on), over the first 16 `steps` int8 of each: c[r][j] = x_r . b_j for
+  // j < 3 blocks, c's rows ldc int32 apart. In asm, the whole loop over blocks: VMLADAVA writes
+  // an even core register, its six sums and the five pointers take every register but r12 and
+  // lr, and from intrinsics GCC 12 kept the loop's state on the stack (about 60 instructions a
+  // block besides the 12 of a step; here 26). The state lives in `at`, which r12 holds.
+  static void blocks_2x3(std::size_t blocks, std::size_t steps, const std::int8_t* a, std::size_t lda,
+                         const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+    struct State {
+      const std::int8_t *x0, *x1, *b;
+      std::size_t ldb, steps;
+      std::int32_t* c;
+      std::size_t ldc_bytes, blocks;
+    } state{a, a + lda, b, ldb, steps, c, ldc * sizeof(std::int32_t), blocks};
+    static_assert(offsetof(State, b) == 8 && offsetof(State, steps) == 16 && offsetof(State, c) == 20 &&
+                  offsetof(State, blocks) == 28);  // the asm's offsets
+    register State* at __asm__("r12") = &state;
+    __asm__ volatile(
+        "0:\n"
+        "ldrd r1, r3, [r12, #0]\n"  // x0, x1
+        "ldrd r5, lr, [r12, #8]\n"  // y0 = b, ldb
+        "add r11, r5, lr\n"         // y1
+        "add r9, r11, lr\n"         // y2
+        "add lr, r9, lr\n"          // the next block's b
+        "str lr, [r12, #8]\n"
+        "movs r0, #0\n"
+        "movs r2, #0\n"
+        "movs r4, #0\n"
+        "movs r6, #0\n"
+        "mov r8, #0\n"
+        "mov r10, #0\n"
+        "ldr lr, [r12, #16]\n"  // steps
+        "wls lr, lr, 2f\n"
+        "1:\n"
+        "vldrb.8 q0, [r1], #16\n"
+        "vldrb.8 q1, [r3], #16\n"
+        "vldrb.8 q2, [r5], #16\n"
+        "vmladava.s8 r0, q2, q0\n"
+        "vmladava.s8 r6, q2, q1\n"
+        "vldrb.8 q2, [r11], #16\n"
+        "vmladava.s8 r2, q2, q0\n"
+        "vmladava.s8 r8, q2, q1\n"
+        "vldrb.8 q2, [r9], #16\n"
+        "vmladava.s8 r4, q2, q0\n"
+        "vmladava.s8 r10, q2, q1\n"
+        "le lr, 1b\n"
+        "2:\n"
+        "ldrd r1, r3, [r12, #20]\n"  // c, ldc in bytes
+        "str r2, [r1, #4]\n"
+        "str r4, [r1, #8]\n"
+        "str r0, [r1], #12\n"
+        "str r1, [r12, #20]\n"  // the next block's c
+        "add r1, r1, r3\n"
+        "str r6, [r1, #-12]\n"
+        "str r8, [r1, #-8]\n"
+        "str r10, [r1, #-4]\n"
+        "ldr lr, [r12, #28]\n"  // blocks left
+        "subs lr, lr, #1\n"
+        "str lr, [r12, #28]\n"
+        "bne 0b\n"
+        : "+r"(at)
+        :
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r11", "lr", "q0", "q1", "q2", "cc",
+          "memory");
+  }
 };
 #elif EMHA_SIMD && defined(__ARM_FEATURE_DSP)
 struct DotS8 {

@@ -246,39 +246,21 @@ inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, cons
   }
 }
 
-// Two rows of a against three of b, the accumulators named: Helium's VMLADAVA sums into an
-// even-numbered core register, seven of them, and 2 x 3 is what they and the five pointers fill.
+// Two rows of a against the first 3 (n / 3) rows of b, by DotS8::blocks_2x3 (Helium), then k's
+// scalar tail added to each; returns the rows of b done. The corrections are 0 there.
 template <class T = D>
-inline void block_2x3(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
-                      const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
-  const std::size_t kv = k - k % D::step;
-  const std::int8_t *p0 = b, *p1 = b + ldb, *p2 = b + 2 * ldb, *x1_at = a + lda;
-  D::acc s00 = D::zero(), s01 = D::zero(), s02 = D::zero(), s10 = D::zero(), s11 = D::zero(), s12 = D::zero();
-  for (const std::int8_t *x_at = a, *const end = a + kv; x_at != end; x_at += D::step, x1_at += D::step) {
-    const D::in x0 = D::load(x_at), x1 = D::load(x1_at);
-    D::in y = load_b<D>(p0);
-    s00 = D::madd(s00, y, x0);
-    s10 = D::madd(s10, y, x1);
-    y = load_b<D>(p1);
-    s01 = D::madd(s01, y, x0);
-    s11 = D::madd(s11, y, x1);
-    y = load_b<D>(p2);
-    s02 = D::madd(s02, y, x0);
-    s12 = D::madd(s12, y, x1);
-    p0 += D::step;
-    p1 += D::step;
-    p2 += D::step;
-  }
-  const auto total = [&](D::acc s, std::size_t r, std::size_t j) {
-    const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb));
-    return static_cast<std::int32_t>(std::uint32_t(D::sum(s)) - corr[r] + rest);
-  };
-  c[0] = total(s00, 0, 0);
-  c[1] = total(s01, 0, 1);
-  c[2] = total(s02, 0, 2);
-  c[ldc] = total(s10, 1, 0);
-  c[ldc + 1] = total(s11, 1, 1);
-  c[ldc + 2] = total(s12, 1, 2);
+inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                              const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  static_assert(!T::offset);
+  const std::size_t kv = k - k % T::step, blocks = n / 3;
+  if (blocks == 0) return 0;
+  T::blocks_2x3(blocks, kv / T::step, a, lda, b, ldb, c, ldc);
+  if (kv < k)
+    for (std::size_t r = 0; r < 2; ++r)
+      for (std::size_t j = 0; j < 3 * blocks; ++j)
+        c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(c[r * ldc + j]) +
+                                                   std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb)));
+  return 3 * blocks;
 }
 
 template <class T, class = void>
@@ -299,16 +281,17 @@ inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t
   for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, k, a + r * lda));
   std::size_t j = 0;
   constexpr std::size_t C = R > 1 ? Cols<D>::value : 4;
-  for (; j + C <= n; j += C) {
-    if constexpr (R == 2 && C == 2)  // DotS8::cols 2: core-register accumulators (M4/M7)
-      block_2x2(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
-    else if constexpr (R == 2 && C == 3)  // DotS8::cols 3: Helium
-      block_2x3(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
-    else if constexpr (R == 4 && C == 4)
-      block_4x4(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
-    else
-      block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
-  }
+  if constexpr (R == 2 && C == 3)  // DotS8::cols 3: Helium, the loop over blocks its own
+    j = blocks_2x3(n, k, a, lda, b, ldb, c, ldc);
+  else
+    for (; j + C <= n; j += C) {
+      if constexpr (R == 2 && C == 2)  // DotS8::cols 2: core-register accumulators (M4/M7)
+        block_2x2(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+      else if constexpr (R == 4 && C == 4)
+        block_4x4(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+      else
+        block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
+    }
   for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
 }
 
