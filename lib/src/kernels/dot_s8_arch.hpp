@@ -16,7 +16,8 @@
 //                         2 where the registers hold 2 x 4 accumulators and the operands, 2 x 2
 //                         on Cortex-M4/M7, 2 x 3 on Helium; 1 on the scalar path)
 //   DotS8::cols           rows of b a block of several rows of a takes (4 where absent; 2 on
-//                         Cortex-M4/M7, whose 14 core registers hold 2 x 2 sums and 4 pointers; 3
+//                         Cortex-M4/M7, whose 14 core registers hold 2 x 2 sums, 3 pointers and 4
+//                         operands; 3
 //                         on Helium, whose VMLADAVA sums into the 7 even core registers: 6 sums
 //                         and 5 pointers)
 //   DotS8::sum4(s, t)     t[j] = sum(s[j]) for j < 4, where one reduction of four is cheaper than
@@ -30,9 +31,11 @@
 //   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
 //   aarch64, armv7 NEON           SMULL/VMULL.S8 to int16, SADALP/VPADAL.S16 (16 per step; two
 //                                 int8 products can overflow int16, one cannot)
-//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step), 2 x 3 blocks
+//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step), 2 x 3 blocks, their
+//                                 loop in asm (blocks_2x3)
 //   Cortex-M4/M7 (DSP)            SXTB16 (and with ROR #8) + SMLAD, two pairs per instruction,
-//                                 2 x 2 blocks (each load's SXTB16 pair shared by two SMLAD pairs)
+//                                 2 x 2 blocks, a's two rows widened once for all of b's
+//                                 (widen_2), the blocks' loop in asm (blocks_2x2)
 //   others (armv6, EMHA_SIMD=0)   one pair per step
 
 #include <cstddef>
@@ -286,6 +289,102 @@ struct DotS8 {
   }
   static acc madd(acc s, in a, in b) noexcept { return __smlad(a.odd, b.odd, __smlad(a.even, b.even, s)); }
   static std::int32_t sum(acc s) noexcept { return s; }
+  // Two rows of a sign-extended once for every row of b, `quads` steps of 4 int8 from x0 and x1:
+  // w[4 i .. 4 i + 3] = x0's even and odd pairs, x1's (load's two int16x2_t each).
+  using widened = int16x2_t;
+  static constexpr std::size_t widen_quads = 16;  // per call at most: 256 bytes of w on the stack
+  static void widen_2(const std::int8_t* x0, const std::int8_t* x1, std::size_t quads, widened* w) noexcept {
+    for (std::size_t i = 0; i < quads; ++i, x0 += step, x1 += step, w += 4) {
+      const in u = load(x0), v = load(x1);
+      w[0] = u.even, w[1] = u.odd, w[2] = v.even, w[3] = v.odd;
+    }
+  }
+  // c[r][j] (+)= x_r . b_j over `quads` steps, for the rows x0, x1 widened in w (widen_2) and the
+  // rows b_j of `blocks` blocks of two (ldb bytes apart, the next block 2 ldb on); c's rows ldc
+  // int32 apart, j < 2 blocks; `add`: add to c, else store. A step is 2 LDR, 2 SXTB16 and 3 LDRD
+  // (x0's pairs twice, so that 4 registers hold the operands) for 8 SMLAD; two steps a loop turn.
+  // In asm, the whole loop over blocks: the sums, pointers and operands take 12 registers (r7,
+  // the frame pointer of an unoptimized build, untouched), the loop's state lives in `at` (r12);
+  // from intrinsics GCC 12 spilled a pointer and the loop's end every step and kept the blocks'
+  // state on the stack (25 instructions a step, about 60 a block).
+  static void blocks_2x2(const widened* w, std::size_t quads, const std::int8_t* b, std::size_t ldb,
+                         std::int32_t* c, std::size_t ldc, std::size_t blocks, bool add) noexcept {
+    struct State {
+      const widened* w;
+      const std::int8_t* b;
+      std::size_t ldb, quads;
+      std::int32_t* c;
+      std::size_t ldc_bytes, blocks, add;
+    } state{w, b, ldb, quads, c, ldc * sizeof(std::int32_t), blocks, add};
+    static_assert(offsetof(State, b) == 4 && offsetof(State, quads) == 12 && offsetof(State, c) == 16 &&
+                  offsetof(State, blocks) == 24 && offsetof(State, add) == 28);  // the asm's offsets
+    register State* at __asm__("r12") = &state;
+#define EMHA_DSP_STEP                       \
+  "ldr r11, [r5], #4\n"                     \
+  "sxtb16 lr, r11\n"                        \
+  "sxtb16 r11, r11, ror #8\n"               \
+  "ldrd r9, r10, [r4]\n"                    \
+  "smlad r0, r9, lr, r0\n"                  \
+  "smlad r0, r10, r11, r0\n"                \
+  "ldrd r9, r10, [r4, #8]\n"                \
+  "smlad r2, r9, lr, r2\n"                  \
+  "smlad r2, r10, r11, r2\n"                \
+  "ldr r11, [r6], #4\n"                     \
+  "sxtb16 lr, r11\n"                        \
+  "sxtb16 r11, r11, ror #8\n"               \
+  "smlad r3, r9, lr, r3\n"                  \
+  "smlad r3, r10, r11, r3\n"                \
+  "ldrd r9, r10, [r4], #16\n"               \
+  "smlad r1, r9, lr, r1\n"                  \
+  "smlad r1, r10, r11, r1\n"
+    __asm__ volatile(
+        "0:\n"
+        "ldr r4, [r12, #0]\n"        // x's pairs
+        "ldrd r5, r8, [r12, #4]\n"   // b_0 = b, ldb
+        "add r6, r5, r8\n"           // b_1
+        "add r8, r6, r8\n"           // the next block's b
+        "str r8, [r12, #4]\n"
+        "ldr r8, [r12, #12]\n"       // quads
+        "add r8, r4, r8, lsl #4\n"   // x's end
+        "ldr r9, [r12, #28]\n"
+        "cmp r9, #0\n"
+        "beq 1f\n"
+        "ldrd r9, r10, [r12, #16]\n"  // c, ldc in bytes: add to c's sums
+        "ldrd r0, r1, [r9]\n"
+        "add r9, r9, r10\n"
+        "ldrd r2, r3, [r9]\n"
+        "b 2f\n"
+        "1:\n"
+        "movs r0, #0\n"
+        "movs r1, #0\n"
+        "movs r2, #0\n"
+        "movs r3, #0\n"
+        "2:\n"
+        "sub r9, r8, r4\n"
+        "tst r9, #16\n"  // an odd number of steps: enter at the turn's second
+        "bne 4f\n"
+        "cmp r9, #0\n"
+        "beq 5f\n"
+        "3:\n" EMHA_DSP_STEP
+        "4:\n" EMHA_DSP_STEP
+        "cmp r4, r8\n"
+        "bne 3b\n"
+        "5:\n"
+        "ldrd r9, r10, [r12, #16]\n"  // c, ldc in bytes
+        "strd r0, r1, [r9]\n"
+        "add r11, r9, r10\n"
+        "strd r2, r3, [r11]\n"
+        "add r9, r9, #8\n"
+        "str r9, [r12, #16]\n"
+        "ldr r9, [r12, #24]\n"
+        "subs r9, r9, #1\n"
+        "str r9, [r12, #24]\n"
+        "bne 0b\n"
+        : "+r"(at)
+        :
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r11", "lr", "cc", "memory");
+#undef EMHA_DSP_STEP
+  }
 };
 #else
 struct DotS8 {

@@ -31,6 +31,19 @@ inline std::int32_t tail(std::size_t from, std::size_t k, const std::int8_t* a, 
   return s;
 }
 
+// c[r][j] += tail(kv, k, a_r, b_j) for r < m, j < n, where k has a tail past kv (the blocks in
+// asm sum whole steps only). A template: only the Cortex-M targets call it.
+template <class T = D>
+inline void add_tails(std::size_t m, std::size_t n, std::size_t kv, std::size_t k, const std::int8_t* a,
+                      std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                      std::size_t ldc) noexcept {
+  if (kv == k) return;
+  for (std::size_t r = 0; r < m; ++r)
+    for (std::size_t j = 0; j < n; ++j)
+      c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(c[r * ldc + j]) +
+                                                 std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb)));
+}
+
 // b's operand of D::madd: b + 128 where D::offset (dot_s8_arch.hpp), else b.
 template <class T>
 inline typename T::in load_b(const std::int8_t* p) noexcept {
@@ -175,34 +188,24 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
   c[3] = total(t[3], b + 3 * ldb);
 }
 
-// Two rows of a against two of b, the accumulators named (core registers: Cortex-M4/M7's SMLAD,
-// where 2 x 2 is what 14 registers hold with the pointers; DotS8::cols). A template, as rows'
-// 2 x 2 case calls it: a function no target calls would be an unused-function warning.
+// Two rows of a against the first 2 (n / 2) rows of b (Cortex-M4/M7: DotS8::cols 2): the rows
+// widened by DotS8::widen_2, DotS8::widen_quads steps at a time (the sums of later parts added),
+// then DotS8::blocks_2x2's blocks; k's scalar tail added to each. Returns the rows of b done.
+// Inlined: a frame of its own, beside gemm_s8's, would take the M4's layer past 1 KiB of stack.
 template <class T = D>
-inline void block_2x2(std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b, std::size_t ldb,
-                      const std::uint32_t* corr, std::int32_t* c, std::size_t ldc) noexcept {
-  const std::size_t kv = k - k % D::step;
-  const std::int8_t *p0 = b, *p1 = b + ldb;
-  D::acc s00 = D::zero(), s01 = D::zero(), s10 = D::zero(), s11 = D::zero();
-  for (const std::int8_t *x_at = a, *const end = a + kv; x_at != end; x_at += D::step) {
-    const D::in x0 = D::load(x_at), x1 = D::load(x_at + lda);  // [x_at, lda]: no second pointer
-    const D::in y0 = load_b<D>(p0);
-    s00 = D::madd(s00, y0, x0);
-    s10 = D::madd(s10, y0, x1);
-    const D::in y1 = load_b<D>(p1);
-    s01 = D::madd(s01, y1, x0);
-    s11 = D::madd(s11, y1, x1);
-    p0 += D::step;
-    p1 += D::step;
+[[gnu::always_inline]] inline std::size_t blocks_2x2(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                              const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  static_assert(!T::offset);
+  const std::size_t kv = k - k % T::step, blocks = n / 2;
+  if (blocks == 0) return 0;
+  typename T::widened w[4 * T::widen_quads];
+  for (std::size_t p = 0; p == 0 || p < kv; p += T::step * T::widen_quads) {  // once where kv is 0: zeros
+    const std::size_t quads = (kv - p) / T::step < T::widen_quads ? (kv - p) / T::step : T::widen_quads;
+    T::widen_2(a + p, a + lda + p, quads, w);
+    T::blocks_2x2(w, quads, b + p, ldb, c, ldc, blocks, p > 0);
   }
-  const auto total = [&](D::acc s, std::size_t r, std::size_t j) {
-    const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb));
-    return static_cast<std::int32_t>(std::uint32_t(D::sum(s)) - corr[r] + rest);
-  };
-  c[0] = total(s00, 0, 0);
-  c[1] = total(s01, 0, 1);
-  c[ldc] = total(s10, 1, 0);
-  c[ldc + 1] = total(s11, 1, 1);
+  add_tails(2, 2 * blocks, kv, k, a, lda, b, ldb, c, ldc);
+  return 2 * blocks;
 }
 
 // Four rows of a against four of b, the 16 accumulators named (AVX-512 VNNI, DotS8::rows 4): GCC
@@ -255,11 +258,7 @@ inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a
   const std::size_t kv = k - k % T::step, blocks = n / 3;
   if (blocks == 0) return 0;
   T::blocks_2x3(blocks, kv / T::step, a, lda, b, ldb, c, ldc);
-  if (kv < k)
-    for (std::size_t r = 0; r < 2; ++r)
-      for (std::size_t j = 0; j < 3 * blocks; ++j)
-        c[r * ldc + j] = static_cast<std::int32_t>(std::uint32_t(c[r * ldc + j]) +
-                                                   std::uint32_t(tail(kv, k, a + r * lda, b + j * ldb)));
+  add_tails(2, 3 * blocks, kv, k, a, lda, b, ldb, c, ldc);
   return 3 * blocks;
 }
 
@@ -273,21 +272,22 @@ struct Cols<T, decltype(void(T::cols))> {
 };
 
 // R rows of a against every row of b: blocks of DotS8::cols rows of b where R > 1 and D names
-// them, else 4.
+// them, else 4. Inlined into gemm_s8, as blocks_2x2 is: one frame, not three.
 template <std::size_t R>
-inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
-                 std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+[[gnu::always_inline]] inline void rows(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                                        const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                                        std::size_t ldc) noexcept {
   std::uint32_t corr[R];
   for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, k, a + r * lda));
   std::size_t j = 0;
   constexpr std::size_t C = R > 1 ? Cols<D>::value : 4;
-  if constexpr (R == 2 && C == 3)  // DotS8::cols 3: Helium, the loop over blocks its own
+  if constexpr (R == 2 && C == 3)  // DotS8::cols 3: Helium, the loop over blocks in asm
     j = blocks_2x3(n, k, a, lda, b, ldb, c, ldc);
+  else if constexpr (R == 2 && C == 2)  // DotS8::cols 2: Cortex-M4/M7, the same
+    j = blocks_2x2(n, k, a, lda, b, ldb, c, ldc);
   else
     for (; j + C <= n; j += C) {
-      if constexpr (R == 2 && C == 2)  // DotS8::cols 2: core-register accumulators (M4/M7)
-        block_2x2(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
-      else if constexpr (R == 4 && C == 4)
+      if constexpr (R == 4 && C == 4)
         block_4x4(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
       else
         block<R, C>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
