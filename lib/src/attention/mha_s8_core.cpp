@@ -5,9 +5,7 @@
 // Both give the reference's bytes.
 
 #include "attention/mha_s8_general.hpp"
-#include "attention/mha_s8_validate.hpp"
 #include "attention/mha_s8_vnni.hpp"
-#include "attention/return_on_error.hpp"
 #include "isa_kernels.hpp"
 
 namespace emha::detail {
@@ -18,12 +16,9 @@ Status mha_s8_forward_core(const MhaDims& d, const MhaS8Weights& w, const Softma
                            Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
   if (!vnni::available || d.d_k() % 4 != 0)
     return mha_s8_general<Rounding::double_rounding, false>(d, w, table, arena, sh, query, key, value, out, o);
-  EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
-  ArenaScope scope(arena);
-  MhaS8Buffers buf{};
-  EMHA_TRY(mha_s8_allocate(d, arena, buf));
-  for (std::size_t b = 0; b < sh.batch; ++b) vnni::sequence(d, w, table, sh, query, key, value, out, o, buf, b);
-  return Status::ok;
+  return mha_s8_run(d, w, arena, sh, query, key, value, out, o, [&](const MhaS8Buffers& buf, std::size_t b) {
+    vnni::sequence(d, w, table, sh, query, key, value, out, o, buf, b);
+  });
 }
 
 }  // namespace EMHA_ISA

@@ -26,8 +26,6 @@
 
 #include "attention/integer_pass.hpp"
 #include "attention/mha_s8_general.hpp"
-#include "attention/mha_s8_validate.hpp"
-#include "attention/return_on_error.hpp"
 #include "emha/kernels/gemm_s8.hpp"
 #include "emha/kernels/gemm_s8_ref.hpp"
 #include "emha/kernels/requantize_s8.hpp"
@@ -204,12 +202,9 @@ template <Rounding R, bool Reference>
 Status mha_s8_general(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& table, ArenaRef& arena,
                       const AttentionShape& sh, Span<const std::int8_t> query, Span<const std::int8_t> key,
                       Span<const std::int8_t> value, Span<std::int8_t> out, const ForwardOptionsS8& o) noexcept {
-  EMHA_TRY(mha_s8_check_call(d, w, arena, sh, query, key, value, out, o));
-  ArenaScope scope(arena);
-  MhaS8Buffers buf{};
-  EMHA_TRY(mha_s8_allocate(d, arena, buf));
-  for (std::size_t b = 0; b < sh.batch; ++b) sequence<R, Reference>(d, w, table, sh, query, key, value, out, o, buf, b);
-  return Status::ok;
+  return mha_s8_run(d, w, arena, sh, query, key, value, out, o, [&](const MhaS8Buffers& buf, std::size_t b) {
+    sequence<R, Reference>(d, w, table, sh, query, key, value, out, o, buf, b);
+  });
 }
 
 #define EMHA_S8_GENERAL(R, Ref)                                                                                   \
