@@ -33,10 +33,10 @@
 //                                 int8 products can overflow int16, one cannot)
 //   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step), 2 x 3 blocks, their
 //                                 loop in asm (blocks_2x3)
-//   Cortex-M4/M7 (DSP)            SXTB16 (and with ROR #8) + SMLAD, two pairs per instruction,
+//   Cortex-M4/M7, armv6 (DSP)     SXTB16 (and with ROR #8) + SMLAD, two pairs per instruction,
 //                                 2 x 2 blocks, a's two rows widened once for all of b's
 //                                 (widen_2), the blocks' loop in asm (blocks_2x2)
-//   others (armv6, EMHA_SIMD=0)   one pair per step
+//   others (EMHA_SIMD=0)          one pair per step
 
 #include <cstddef>
 #include <cstdint>
@@ -270,6 +270,13 @@ struct DotS8 {
   }
 };
 #elif EMHA_SIMD && defined(__ARM_FEATURE_DSP)
+// The loop's end pointer: r11 in Thumb (r7 is its frame pointer), r7 in ARM state (armv6; r11
+// is its frame pointer). An unoptimized build keeps the frame pointer, and asm may not clobber it.
+#if defined(__thumb__)
+#define EMHA_DSP_END "r11"
+#else
+#define EMHA_DSP_END "r7"
+#endif
 struct DotS8 {
   static constexpr std::size_t rows = 2;  // 2 x 2 blocks: 4 loads and 8 SXTB16 per 8 SMLAD
   static constexpr std::size_t cols = 2;
@@ -303,10 +310,10 @@ struct DotS8 {
   // rows b_j of `blocks` blocks of two (ldb bytes apart, the next block 2 ldb on); c's rows ldc
   // int32 apart, j < 2 blocks; `add`: add to c, else store. A step is 2 LDR, 2 SXTB16 and 3 LDRD
   // (x0's pairs twice, so that 4 registers hold the operands) for 8 SMLAD; two steps a loop turn.
-  // In asm, the whole loop over blocks: the sums, pointers and operands take 12 registers (r7,
-  // the frame pointer of an unoptimized build, untouched), the loop's state lives in `at` (r12);
-  // from intrinsics GCC 12 spilled a pointer and the loop's end every step and kept the blocks'
-  // state on the stack (25 instructions a step, about 60 a block).
+  // In asm, the whole loop over blocks (Thumb-2 and ARM state alike): the sums, pointers and
+  // operands take 12 registers, the loop's state lives in `at` (r12); from intrinsics GCC 12
+  // spilled a pointer and the loop's end every step and kept the blocks' state on the stack (25
+  // instructions a step, about 60 a block).
   static void blocks_2x2(const widened* w, std::size_t quads, const std::int8_t* b, std::size_t ldb,
                          std::int32_t* c, std::size_t ldc, std::size_t blocks, bool add) noexcept {
     struct State {
@@ -319,40 +326,43 @@ struct DotS8 {
     static_assert(offsetof(State, b) == 4 && offsetof(State, quads) == 12 && offsetof(State, c) == 16 &&
                   offsetof(State, blocks) == 24 && offsetof(State, add) == 28);  // the asm's offsets
     register State* at __asm__("r12") = &state;
-#define EMHA_DSP_STEP                       \
-  "ldr r11, [r5], #4\n"                     \
-  "sxtb16 lr, r11\n"                        \
-  "sxtb16 r11, r11, ror #8\n"               \
-  "ldrd r9, r10, [r4]\n"                    \
-  "smlad r0, r9, lr, r0\n"                  \
-  "smlad r0, r10, r11, r0\n"                \
-  "ldrd r9, r10, [r4, #8]\n"                \
-  "smlad r2, r9, lr, r2\n"                  \
-  "smlad r2, r10, r11, r2\n"                \
-  "ldr r11, [r6], #4\n"                     \
-  "sxtb16 lr, r11\n"                        \
-  "sxtb16 r11, r11, ror #8\n"               \
-  "smlad r3, r9, lr, r3\n"                  \
-  "smlad r3, r10, r11, r3\n"                \
-  "ldrd r9, r10, [r4], #16\n"               \
-  "smlad r1, r9, lr, r1\n"                  \
-  "smlad r1, r10, r11, r1\n"
+// One step: b_0's and b_1's words sign-extended (lr, r10), x0's and x1's pairs (r8, r9; LDRD's
+// even-odd pair, as ARM state requires).
+#define EMHA_DSP_STEP          \
+  "ldr r10, [r5], #4\n"        \
+  "sxtb16 lr, r10\n"           \
+  "sxtb16 r10, r10, ror #8\n"  \
+  "ldrd r8, r9, [r4]\n"        \
+  "smlad r0, r8, lr, r0\n"     \
+  "smlad r0, r9, r10, r0\n"    \
+  "ldrd r8, r9, [r4, #8]\n"    \
+  "smlad r2, r8, lr, r2\n"     \
+  "smlad r2, r9, r10, r2\n"    \
+  "ldr r10, [r6], #4\n"        \
+  "sxtb16 lr, r10\n"           \
+  "sxtb16 r10, r10, ror #8\n"  \
+  "smlad r3, r8, lr, r3\n"     \
+  "smlad r3, r9, r10, r3\n"    \
+  "ldrd r8, r9, [r4], #16\n"   \
+  "smlad r1, r8, lr, r1\n"     \
+  "smlad r1, r9, r10, r1\n"
     __asm__ volatile(
         "0:\n"
-        "ldr r4, [r12, #0]\n"        // x's pairs
-        "ldrd r5, r8, [r12, #4]\n"   // b_0 = b, ldb
-        "add r6, r5, r8\n"           // b_1
-        "add r8, r6, r8\n"           // the next block's b
+        "ldr r4, [r12, #0]\n"       // x's pairs
+        "ldrd r8, r9, [r12, #4]\n"  // b, ldb
+        "mov r5, r8\n"              // b_0
+        "add r6, r8, r9\n"          // b_1
+        "add r8, r6, r9\n"          // the next block's b
         "str r8, [r12, #4]\n"
-        "ldr r8, [r12, #12]\n"       // quads
-        "add r8, r4, r8, lsl #4\n"   // x's end
-        "ldr r9, [r12, #28]\n"
-        "cmp r9, #0\n"
+        "ldr " EMHA_DSP_END ", [r12, #12]\n"  // quads
+        "add " EMHA_DSP_END ", r4, " EMHA_DSP_END ", lsl #4\n"
+        "ldr r8, [r12, #28]\n"
+        "cmp r8, #0\n"
         "beq 1f\n"
-        "ldrd r9, r10, [r12, #16]\n"  // c, ldc in bytes: add to c's sums
-        "ldrd r0, r1, [r9]\n"
-        "add r9, r9, r10\n"
-        "ldrd r2, r3, [r9]\n"
+        "ldrd r8, r9, [r12, #16]\n"  // c, ldc in bytes: add to c's sums
+        "ldrd r0, r1, [r8]\n"
+        "add r8, r8, r9\n"
+        "ldrd r2, r3, [r8]\n"
         "b 2f\n"
         "1:\n"
         "movs r0, #0\n"
@@ -360,32 +370,33 @@ struct DotS8 {
         "movs r2, #0\n"
         "movs r3, #0\n"
         "2:\n"
-        "sub r9, r8, r4\n"
-        "tst r9, #16\n"  // an odd number of steps: enter at the turn's second
+        "sub r8, " EMHA_DSP_END ", r4\n"
+        "tst r8, #16\n"  // an odd number of steps: enter at the turn's second
         "bne 4f\n"
-        "cmp r9, #0\n"
+        "cmp r8, #0\n"
         "beq 5f\n"
         "3:\n" EMHA_DSP_STEP
         "4:\n" EMHA_DSP_STEP
-        "cmp r4, r8\n"
+        "cmp r4, " EMHA_DSP_END "\n"
         "bne 3b\n"
         "5:\n"
-        "ldrd r9, r10, [r12, #16]\n"  // c, ldc in bytes
-        "strd r0, r1, [r9]\n"
-        "add r11, r9, r10\n"
-        "strd r2, r3, [r11]\n"
-        "add r9, r9, #8\n"
-        "str r9, [r12, #16]\n"
-        "ldr r9, [r12, #24]\n"
-        "subs r9, r9, #1\n"
-        "str r9, [r12, #24]\n"
+        "ldrd r8, r9, [r12, #16]\n"  // c, ldc in bytes
+        "strd r0, r1, [r8]\n"
+        "add r10, r8, r9\n"
+        "strd r2, r3, [r10]\n"
+        "add r8, r8, #8\n"
+        "str r8, [r12, #16]\n"
+        "ldr r8, [r12, #24]\n"
+        "subs r8, r8, #1\n"
+        "str r8, [r12, #24]\n"
         "bne 0b\n"
         : "+r"(at)
         :
-        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r11", "lr", "cc", "memory");
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", EMHA_DSP_END, "r8", "r9", "r10", "lr", "cc", "memory");
 #undef EMHA_DSP_STEP
   }
 };
+#undef EMHA_DSP_END
 #else
 struct DotS8 {
   static constexpr std::size_t rows = 1;
