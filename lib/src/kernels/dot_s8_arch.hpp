@@ -278,7 +278,7 @@ struct DotS8 {
 #define EMHA_DSP_END "r7"
 #endif
 struct DotS8 {
-  static constexpr std::size_t rows = 2;  // 2 x 2 blocks: 4 loads and 8 SXTB16 per 8 SMLAD
+  static constexpr std::size_t rows = 2;  // 2 x 2 blocks: 5 loads and 4 SXTB16 per 8 SMLAD
   static constexpr std::size_t cols = 2;
   static constexpr std::size_t step = 4;
   static constexpr bool offset = false;
@@ -308,7 +308,7 @@ struct DotS8 {
   }
   // c[r][j] (+)= x_r . b_j over `quads` steps, for the rows x0, x1 widened in w (widen_2) and the
   // rows b_j of `blocks` blocks of two (ldb bytes apart, the next block 2 ldb on); c's rows ldc
-  // int32 apart, j < 2 blocks; `add`: add to c, else store. A step is 2 LDR, 2 SXTB16 and 3 LDRD
+  // int32 apart, j < 2 blocks; `add`: add to c, else store. A step is 2 LDR, 4 SXTB16 and 3 LDRD
   // (x0's pairs twice, so that 4 registers hold the operands) for 8 SMLAD; two steps a loop turn.
   // In asm, the whole loop over blocks (Thumb-2 and ARM state alike): the sums, pointers and
   // operands take 12 registers, the loop's state lives in `at` (r12); from intrinsics GCC 12
