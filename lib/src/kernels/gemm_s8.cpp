@@ -193,8 +193,9 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
 // then DotS8::blocks_2x2's blocks; k's scalar tail added to each. Returns the rows of b done.
 // Inlined: a frame of its own, beside gemm_s8's, would take the M4's layer past 1 KiB of stack.
 template <class T = D>
-[[gnu::always_inline]] inline std::size_t blocks_2x2(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
-                              const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+[[gnu::always_inline]] inline std::size_t blocks_2x2(std::size_t n, std::size_t k, const std::int8_t* a,
+                                                     std::size_t lda, const std::int8_t* b, std::size_t ldb,
+                                                     std::int32_t* c, std::size_t ldc) noexcept {
   static_assert(!T::offset);
   const std::size_t kv = k - k % T::step, blocks = n / 2;
   if (blocks == 0) return 0;
