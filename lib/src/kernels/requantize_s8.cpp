@@ -68,26 +68,31 @@ std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32
 }
 
 // Without RequantLanes (Cortex-M4/M7, armv6, the scalar build), double rounding one output at a
-// time while the multiplier is at most 1 (shift <= 0, as every multiplier of the layer but an
-// unusual scale is) and not negative: the rounding shift's mask from a 32-bit shift (the
-// reference's 64-bit one costs a 32-bit core a branch and several instructions) and no
-// saturation test (only x = m = INT32_MIN saturates). One loop per use, as lanes_loop; with one
-// multiplier its mask and threshold are the loop's invariants. The reference's loop takes the rest.
+// time while the multiplier is below 1/2 (shift < 0, as every multiplier of the layer but an
+// unusual scale is) and not negative. Its two roundings are one 64-bit sum and two shifts: with
+// right = -shift >= 1 and high = (x m + 2^30) >> 31, the rounding divide by 2^right (half away
+// from zero) is (high + 2^(right-1) - [high < 0]) >> right, which is
+//   ((u >> (right - 1)) + 1) >> 1,  u = (x m + 2^30 - 2^31 [x < 0]) >> 31
+// (where x < 0 but high >= 0, x m lies in [-2^30, 0) and both sides are 0). No saturation test:
+// only x = m = INT32_MIN saturates. One loop per use, as lanes_loop; the reference's loop takes
+// the rest (shift >= 0, a negative multiplier).
 template <bool Bias, bool PerChannel>
 std::size_t scalar_loop(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
                         std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
   const QuantizedMultiplier one = q[0];  // a copy: y's stores may alias q (int8 aliases all)
-  if (!PerChannel && (one.shift > 0 || one.multiplier < 0)) return 0;
+  if (!PerChannel && (one.shift >= 0 || one.multiplier < 0)) return 0;
   std::size_t j = 0;
   for (; j < n; ++j) {
     const QuantizedMultiplier m = PerChannel ? q[j] : one;
-    if (PerChannel && (m.shift > 0 || m.multiplier < 0)) break;
+    if (PerChannel && (m.shift >= 0 || m.multiplier < 0)) break;
     const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(Bias ? bias[j] : 0));
-    const auto high = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + (std::int64_t(1) << 30)) >> 31);
-    const int right = -m.shift;  // [0, 31]
-    const auto mask = static_cast<std::int32_t>((std::uint32_t(1) << right) - 1u);
-    const std::int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
-    y[j * ldy] = clamp_s8((high >> right) + ((high & mask) > threshold ? 1 : 0) + zero_point);
+    // 2^30 - 2^31 [x < 0] as two words, high x >> 31, low (x >> 31) << 31 + 2^30: SMLAL's start,
+    // without a compare and four conditional moves.
+    const std::int32_t sign = x >> 31;
+    const std::uint32_t low = (std::uint32_t(sign) << 31) + (1u << 30);
+    const std::int64_t nudge = std::int64_t(sign) * (std::int64_t(1) << 32) + low;
+    const auto u = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + nudge) >> 31);
+    y[j * ldy] = clamp_s8((((u >> (-m.shift - 1)) + 1) >> 1) + zero_point);
   }
   return j;
 }
