@@ -42,8 +42,9 @@ double run_fma_loop(std::uint64_t iters) noexcept;
 }  // namespace peak_avx512
 
 // The int8 multiply-add peak of the instruction the full-integer layer's products run on
-// (peak_int8.cpp: VPDPBUSD on x86-64 with AVX-512 VNNI), one core; gops 0 and isa "" where the
-// bench has no such loop for this CPU (ARM, x86-64 without AVX-512 VNNI).
+// (peak_int8.cpp: VPDPBUSD on x86-64, 512 bits with AVX-512 VNNI, 256 with AVX-VNNI), one core;
+// gops 0 and isa "" where the bench has no such loop for the variant in use (ARM, x86-64 without
+// VNNI).
 struct Int8Peak {
   double gops = 0.0;         // best trial, 1e9 int8 operations/s (one multiply-add = 2)
   double median_gops = 0.0;  // median trial
@@ -53,5 +54,8 @@ Int8Peak measure_int8_peak();
 namespace peak_avx512vnni {
 Int8Peak measure_int8_peak() noexcept;
 }  // namespace peak_avx512vnni
+namespace peak_avx2vnni {
+Int8Peak measure_int8_peak() noexcept;
+}  // namespace peak_avx2vnni
 
 }  // namespace emha_bench

@@ -2,10 +2,11 @@
 // Which FMA peaks to measure: the bench's own vector width, and on x86-64 AVX-512 as well where
 // the CPU has it (a Zen 5 runs AVX-512 FMAs at full width, twice AVX2's FLOP per cycle; a Zen 4
 // at the same rate): "% peak" must be against what the machine can do, not only the build's ISA.
-// And the int8 multiply-add peak where the CPU has AVX-512 VNNI (the full-integer layer's limit).
+// And the int8 multiply-add peak of the VNNI variant the full-integer kernels run on (their limit).
 
 #include <cstring>
 
+#include "emha/simd.hpp"
 #include "support/peak_flops.hpp"
 
 namespace emha_bench {
@@ -24,9 +25,10 @@ std::vector<FmaPeak> measure_fma_peaks() {
 
 Int8Peak measure_int8_peak() {
 #if EMHA_BENCH_PEAK_AVX512
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
-    return peak_avx512vnni::measure_int8_peak();
+  // The variant emha chose (or --emha_isa pinned) runs only where the CPU has its instructions.
+  const char* s8 = emha::simd_isa_s8();
+  if (std::strcmp(s8, "avx512vnni") == 0) return peak_avx512vnni::measure_int8_peak();
+  if (std::strcmp(s8, "avx2vnni") == 0) return peak_avx2vnni::measure_int8_peak();
 #endif
   return {};
 }

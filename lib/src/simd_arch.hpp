@@ -77,12 +77,16 @@ using arch = xsimd::default_arch;
 using vf32 = xsimd::batch<float, arch>;
 inline constexpr bool enabled = true;
 // The variant's one name, as CMake's EMHA_X86_ISA and the isa_<name> namespaces spell it:
-// "avx512vnni", "avx512", "avx2", "sse2", "arm64+neon", "arm32+neon" (xsimd's own name for any
-// other). xsimd 8.1 has no VNNI architecture: with VNNI its vectors are avx512bw's.
+// "avx512vnni", "avx2vnni", "avx512", "avx2", "sse2", "arm64+neon", "arm32+neon" (xsimd's own name
+// for any other). xsimd 8.1 has no VNNI architecture: with VNNI its vectors are avx512bw's or, with
+// AVX-VNNI alone, fma3<avx2>'s.
 template <class A>
 constexpr const char* isa_name() noexcept {
 #if defined(__AVX512VNNI__)
   if (std::is_same<A, xsimd::avx512bw>::value) return "avx512vnni";
+#endif
+#if defined(__AVXVNNI__)
+  if (std::is_same<A, xsimd::fma3<xsimd::avx2>>::value) return "avx2vnni";
 #endif
   if (std::is_same<A, xsimd::avx512bw>::value) return "avx512";
   if (std::is_same<A, xsimd::fma3<xsimd::avx2>>::value) return "avx2";

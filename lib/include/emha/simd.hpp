@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which instruction set the kernels run on. On x86-64 the library carries AVX-512 with VNNI,
-// AVX-512, AVX2+FMA and SSE2 variants and uses one chosen once, at the first call, from CPUID:
-// AVX-512 where it is full width (Intel; AMD from Zen 5), AVX2+FMA on AMD Zen 4 and other AVX2
-// CPUs, SSE2 below; the full-integer kernels (gemm_s8, requantize_s8) take the VNNI variant
-// wherever the CPU runs it, Zen 4 included (CMake EMHA_X86_ISA=dispatch, the default there;
-// lib/src/dispatch/choice_x86.cpp says why).
+// AVX2+FMA with AVX-VNNI, AVX-512, AVX2+FMA and SSE2 variants and uses one chosen once, at the
+// first call, from CPUID: AVX-512 where it is full width (Intel; AMD from Zen 5), AVX2+FMA on AMD
+// Zen 4 and other AVX2 CPUs, SSE2 below; the full-integer kernels (gemm_s8, requantize_s8) take
+// the AVX-512 VNNI variant wherever the CPU runs it, Zen 4 included, else the AVX-VNNI one where
+// it runs (CMake EMHA_X86_ISA=dispatch, the default there; lib/src/dispatch/choice_x86.cpp says
+// why).
 // EMHA_X86_ISA=avx2|avx512|native|baseline builds one variant only, as does every other target
 // (lib/src/simd_arch.hpp).
 
@@ -20,8 +21,8 @@ namespace emha {
 const char* simd_isa() noexcept;
 
 // The variant the full-integer kernels run on (choosing it if none is yet): "avx512vnni" where
-// the CPU runs it and select_simd_isa() pinned no other before, else simd_isa(). Integer
-// results are the same on every variant.
+// the CPU runs it and select_simd_isa() pinned no other before, else "avx2vnni" where it runs,
+// else simd_isa(). Integer results are the same on every variant.
 const char* simd_isa_s8() noexcept;
 
 // f32 lanes per vector register in the kernels of that variant (1 on the scalar path).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86-64 run-time dispatch: the AVX-512 with VNNI, AVX-512, AVX2+FMA and SSE2 variants of the
-// kernels are all in the library (each compiled with its own flags, in its own namespace:
+// x86-64 run-time dispatch: the AVX-512 with VNNI, AVX2+FMA with AVX-VNNI, AVX-512, AVX2+FMA and
+// SSE2 variants of the kernels are all in the library (each compiled with its own flags, in its own namespace:
 // isa.hpp); the first call that needs a kernel picks the best one for this CPU and its OS, once.
 // The choice is an atomic pointer set once (compare-and-swap from null) and never changed after;
 // select_simd_isa() may make it first, to pin a variant (tests run each one; benchmarks compare
@@ -16,8 +16,10 @@
 // The full-integer kernels (kernel_list.def's EMHA_KERNEL_S8 lines, kernels_s8()) choose apart: VPDPBUSD
 // (AVX-512 VNNI) does 32 int8 products per 256-bit instruction where VPMADDWD does 16 after a
 // sign extension, on 256-bit units as well as 512-bit ones, so they take the VNNI variant
-// wherever it runs, Zen 4 included, while the float kernels keep the choice above. Their results
-// are integers, the same on every variant.
+// wherever it runs, Zen 4 included, while the float kernels keep the choice above; without AVX-512
+// they take AVX-VNNI's (the same instruction, VEX-encoded on 256 bits: Intel's client cores from
+// Alder Lake), whose float kernels are AVX2's. Their results are integers, the same on every
+// variant.
 //
 // Detection is our own: xsimd 8.1's available_architectures() reads the AVX bit after
 // cpuid(0x80000001) has replaced leaf 1's registers, and never asks XGETBV whether the OS saves
@@ -33,6 +35,9 @@
 
 namespace emha::detail {
 namespace isa_avx512vnni {
+const KernelTable& variant_table() noexcept;
+}
+namespace isa_avx2vnni {
 const KernelTable& variant_table() noexcept;
 }
 namespace isa_avx512 {
@@ -78,6 +83,12 @@ bool runs_avx512vnni() noexcept {
   return runs_avx512() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1);
 }
 
+// The AVX2 variant's and AVX-VNNI (CPUID.(7,1):EAX bit 4).
+bool runs_avx2vnni() noexcept {
+  unsigned a, b, c, d;
+  return runs_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
+}
+
 bool runs_sse2() noexcept { return true; }  // every x86-64 CPU
 
 // AVX-512 at twice AVX2's FLOP per cycle: any Intel core with it; AMD from family 0x1A (Zen 5).
@@ -91,7 +102,7 @@ bool avx512_full_width() noexcept {
   return family >= 0x1A;
 }
 bool prefers_avx512() noexcept { return runs_avx512() && avx512_full_width(); }
-bool never() noexcept { return false; }  // the float kernels' default never picks the VNNI variant
+bool never() noexcept { return false; }  // the float kernels' default never picks a VNNI variant
 
 struct Variant {
   const KernelTable& (*table)() noexcept;
@@ -100,6 +111,7 @@ struct Variant {
 };
 constexpr Variant variants[] = {
     {isa_avx512vnni::variant_table, runs_avx512vnni, never},  // its float kernels are avx512's
+    {isa_avx2vnni::variant_table, runs_avx2vnni, never},      // its float kernels are avx2's
     {isa_avx512::variant_table, runs_avx512, prefers_avx512},
     {isa_avx2::variant_table, runs_avx2, runs_avx2},
     {isa_sse2::variant_table, runs_sse2, runs_sse2},
@@ -130,7 +142,10 @@ const KernelTable& kernels() noexcept {
 const KernelTable& kernels_s8() noexcept {
   const KernelTable* t = g_choice_s8.load(std::memory_order_acquire);
   if (t) return *t;
-  return *set_once(g_choice_s8, runs_avx512vnni() ? &isa_avx512vnni::variant_table() : &kernels());
+  const KernelTable* vnni = runs_avx512vnni()  ? &isa_avx512vnni::variant_table()
+                            : runs_avx2vnni() ? &isa_avx2vnni::variant_table()
+                                              : &kernels();
+  return *set_once(g_choice_s8, vnni);
 }
 
 }  // namespace emha::detail

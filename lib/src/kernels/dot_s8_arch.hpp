@@ -27,6 +27,7 @@
 //   x86 AVX-512 VNNI              VPDPBUSD on 512-bit vectors (64 per step, k's tail a masked
 //                                 load): unsigned x signed, so b is offset to b + 128 (XOR 0x80)
 //                                 and 128 * sum(a) subtracted
+//   x86 AVX-VNNI (no AVX-512)     the same on 256-bit vectors (32 per step, k's tail scalar)
 //   x86 AVX-512BW / AVX2 / SSE2   sign-extend to int16, VPMADDWD (32 / 16 / 8 per step)
 //   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
 //   aarch64, armv7 NEON           SMULL/VMULL.S8 to int16, SADALP/VPADAL.S16 (16 per step; two
@@ -125,6 +126,25 @@ struct DotS8 {
   static in load(const std::int8_t* p) noexcept { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static acc madd(acc s, in a, in b) noexcept { return _mm512_add_epi32(s, _mm512_madd_epi16(a, b)); }
   static std::int32_t sum(acc s) noexcept { return sum_epi32(halves_epi32(s)); }
+};
+#elif EMHA_SIMD && defined(__AVXVNNI__) && defined(__AVX2__)
+struct DotS8 {  // AVX-VNNI: the AVX-512 VNNI struct's arithmetic on 256 bits, VEX-encoded
+  static constexpr std::size_t rows = 2;  // 2 x 4 accumulators, 2 rows of a and b's vector: 11 of 16 registers
+  static constexpr std::size_t step = 32;
+  static constexpr bool offset = true;
+  using in = __m256i;
+  using acc = __m256i;
+  static acc zero() noexcept { return _mm256_setzero_si256(); }
+  static in load(const std::int8_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static in unit() noexcept { return _mm256_set1_epi8(char(0x80)); }  // 128 as unsigned
+  static in offset_of(in b) noexcept { return _mm256_xor_si256(b, unit()); }  // b + 128
+  static in load_offset(const std::int8_t* p) noexcept { return offset_of(load(p)); }
+  static acc madd(acc s, in u, in b) noexcept {  // u unsigned; asm, as the AVX-512 struct's
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(s) : "x"(u), "x"(b));
+    return s;
+  }
+  static std::int32_t sum(acc s) noexcept { return sum_epi32(s); }
+  static void sum4(const acc* s, std::int32_t* t) noexcept { sum4_epi32(s, t); }
 };
 #elif EMHA_SIMD && defined(__AVX2__)
 struct DotS8 {
