@@ -290,15 +290,18 @@ struct DotS8 {
   }
 };
 #elif EMHA_SIMD && defined(__ARM_FEATURE_DSP)
-// The loop's end pointer: r11 in Thumb (r7 is its frame pointer), r7 in ARM state (armv6; r11
-// is its frame pointer). An unoptimized build keeps the frame pointer, and asm may not clobber it.
+// The frame pointer (r7 in Thumb, r11 in ARM state: armv6), which an unoptimized build keeps and
+// asm may not clobber: blocks_2x2 needs every core register but sp and pc, so it saves that one
+// itself and names the other as clobbered.
 #if defined(__thumb__)
-#define EMHA_DSP_END "r11"
+#define EMHA_DSP_FP "r7"
+#define EMHA_DSP_OTHER "r11"
 #else
-#define EMHA_DSP_END "r7"
+#define EMHA_DSP_FP "r11"
+#define EMHA_DSP_OTHER "r7"
 #endif
 struct DotS8 {
-  static constexpr std::size_t rows = 2;  // 2 x 2 blocks: 5 loads and 4 SXTB16 per 8 SMLAD
+  static constexpr std::size_t rows = 2;  // 2 x 2 blocks: 4 loads and 4 SXTB16 per 8 SMLAD
   static constexpr std::size_t cols = 2;
   static constexpr std::size_t step = 4;
   static constexpr bool offset = false;
@@ -326,47 +329,51 @@ struct DotS8 {
       w[0] = u.even, w[1] = u.odd, w[2] = v.even, w[3] = v.odd;
     }
   }
-  // c[r][j] (+)= x_r . b_j over `quads` steps, for the rows x0, x1 widened in w (widen_2) and the
-  // rows b_j of `blocks` blocks of two (ldb bytes apart, the next block 2 ldb on); c's rows ldc
-  // int32 apart, j < 2 blocks; `add`: add to c, else store. A step is 2 LDR, 4 SXTB16 and 3 LDRD
-  // (x0's pairs twice, so that 4 registers hold the operands) for 8 SMLAD; two steps a loop turn.
-  // In asm, the whole loop over blocks (Thumb-2 and ARM state alike): the sums, pointers and
-  // operands take 12 registers, the loop's state lives in `at` (r12); from intrinsics GCC 12
-  // spilled a pointer and the loop's end every step and kept the blocks' state on the stack (25
-  // instructions a step, about 60 a block).
+  // c[r][j] (+)= x_r . b_j over `quads` >= 1 steps, for the rows x0, x1 widened in w (widen_2)
+  // and the rows b_j of `blocks` blocks of two (ldb bytes apart, the next block 2 ldb on); c's
+  // rows ldc int32 apart, j < 2 blocks; `add`: add to c, else store. A step is 2 LDRD (both rows'
+  // pairs), 2 LDR and 4 SXTB16 for 8 SMLAD; two steps a loop turn. In asm, the whole loop over
+  // blocks (Thumb-2 and ARM state alike): the sums, pointers, the loop's end and the operands
+  // take 14 registers, the frame pointer and r12 among them (both pushed); the loop's state lives
+  // in `at`, which r12 holds outside the steps. From intrinsics GCC 12 spilled a pointer and the
+  // loop's end every step and kept the blocks' state on the stack (25 instructions a step, about
+  // 60 a block).
   static void blocks_2x2(const widened* w, std::size_t quads, const std::int8_t* b, std::size_t ldb,
                          std::int32_t* c, std::size_t ldc, std::size_t blocks, bool add) noexcept {
     struct State {
       const widened* w;
       const std::int8_t* b;
-      std::size_t ldb, quads;
+      std::size_t ldb;
+      const widened* w_end;
       std::int32_t* c;
-      std::size_t ldc_bytes, blocks, add;
-    } state{w, b, ldb, quads, c, ldc * sizeof(std::int32_t), blocks, add};
-    static_assert(offsetof(State, b) == 4 && offsetof(State, quads) == 12 && offsetof(State, c) == 16 &&
-                  offsetof(State, blocks) == 24 && offsetof(State, add) == 28);  // the asm's offsets
+      std::size_t ldc_bytes;
+      const std::int32_t* c_end;  // the first row's sums past the last block
+      std::size_t add;
+    } state{w, b, ldb, w + 4 * quads, c, ldc * sizeof(std::int32_t), c + 2 * blocks, add};
+    static_assert(offsetof(State, b) == 4 && offsetof(State, w_end) == 12 && offsetof(State, c) == 16 &&
+                  offsetof(State, c_end) == 24 && offsetof(State, add) == 28);  // the asm's offsets
     register State* at __asm__("r12") = &state;
-// One step: b_0's and b_1's words sign-extended (lr, r10), x0's and x1's pairs (r8, r9; LDRD's
-// even-odd pair, as ARM state requires).
+// One step: x0's and x1's pairs (r8, r9 and r10, r11: LDRD's even-odd pairs, as ARM state
+// requires), b_0's and b_1's words sign-extended (lr, r12).
 #define EMHA_DSP_STEP          \
-  "ldr r10, [r5], #4\n"        \
-  "sxtb16 lr, r10\n"           \
-  "sxtb16 r10, r10, ror #8\n"  \
-  "ldrd r8, r9, [r4]\n"        \
-  "smlad r0, r8, lr, r0\n"     \
-  "smlad r0, r9, r10, r0\n"    \
-  "ldrd r8, r9, [r4, #8]\n"    \
-  "smlad r2, r8, lr, r2\n"     \
-  "smlad r2, r9, r10, r2\n"    \
-  "ldr r10, [r6], #4\n"        \
-  "sxtb16 lr, r10\n"           \
-  "sxtb16 r10, r10, ror #8\n"  \
-  "smlad r3, r8, lr, r3\n"     \
-  "smlad r3, r9, r10, r3\n"    \
+  "ldrd r10, r11, [r4, #8]\n"  \
   "ldrd r8, r9, [r4], #16\n"   \
+  "ldr r12, [r5], #4\n"        \
+  "sxtb16 lr, r12\n"           \
+  "sxtb16 r12, r12, ror #8\n"  \
+  "smlad r0, r8, lr, r0\n"     \
+  "smlad r0, r9, r12, r0\n"    \
+  "smlad r2, r10, lr, r2\n"    \
+  "smlad r2, r11, r12, r2\n"   \
+  "ldr r12, [r6], #4\n"        \
+  "sxtb16 lr, r12\n"           \
+  "sxtb16 r12, r12, ror #8\n"  \
   "smlad r1, r8, lr, r1\n"     \
-  "smlad r1, r9, r10, r1\n"
+  "smlad r1, r9, r12, r1\n"    \
+  "smlad r3, r10, lr, r3\n"    \
+  "smlad r3, r11, r12, r3\n"
     __asm__ volatile(
+        "push {" EMHA_DSP_FP ", r12}\n"  // r12 (the state) at [sp, #4]
         "0:\n"
         "ldr r4, [r12, #0]\n"       // x's pairs
         "ldrd r8, r9, [r12, #4]\n"  // b, ldb
@@ -374,8 +381,7 @@ struct DotS8 {
         "add r6, r8, r9\n"          // b_1
         "add r8, r6, r9\n"          // the next block's b
         "str r8, [r12, #4]\n"
-        "ldr " EMHA_DSP_END ", [r12, #12]\n"  // quads
-        "add " EMHA_DSP_END ", r4, " EMHA_DSP_END ", lsl #4\n"
+        "ldr r7, [r12, #12]\n"  // the pairs' end
         "ldr r8, [r12, #28]\n"
         "cmp r8, #0\n"
         "beq 1f\n"
@@ -390,33 +396,32 @@ struct DotS8 {
         "movs r2, #0\n"
         "movs r3, #0\n"
         "2:\n"
-        "sub r8, " EMHA_DSP_END ", r4\n"
+        "sub r8, r7, r4\n"
         "tst r8, #16\n"  // an odd number of steps: enter at the turn's second
         "bne 4f\n"
-        "cmp r8, #0\n"
-        "beq 5f\n"
         "3:\n" EMHA_DSP_STEP
         "4:\n" EMHA_DSP_STEP
-        "cmp r4, " EMHA_DSP_END "\n"
+        "cmp r4, r7\n"
         "bne 3b\n"
-        "5:\n"
+        "ldr r12, [sp, #4]\n"
         "ldrd r8, r9, [r12, #16]\n"  // c, ldc in bytes
         "strd r0, r1, [r8]\n"
         "add r10, r8, r9\n"
         "strd r2, r3, [r10]\n"
         "add r8, r8, #8\n"
         "str r8, [r12, #16]\n"
-        "ldr r8, [r12, #24]\n"
-        "subs r8, r8, #1\n"
-        "str r8, [r12, #24]\n"
+        "ldr r9, [r12, #24]\n"  // c_end
+        "cmp r8, r9\n"
         "bne 0b\n"
+        "pop {" EMHA_DSP_FP ", r12}\n"
         : "+r"(at)
         :
-        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", EMHA_DSP_END, "r8", "r9", "r10", "lr", "cc", "memory");
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", EMHA_DSP_OTHER, "r8", "r9", "r10", "lr", "cc", "memory");
 #undef EMHA_DSP_STEP
   }
 };
-#undef EMHA_DSP_END
+#undef EMHA_DSP_FP
+#undef EMHA_DSP_OTHER
 #else
 struct DotS8 {
   static constexpr std::size_t rows = 1;

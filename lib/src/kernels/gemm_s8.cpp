@@ -190,7 +190,8 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
 
 // Two rows of a against the first 2 (n / 2) rows of b (Cortex-M4/M7: DotS8::cols 2): the rows
 // widened by DotS8::widen_2, DotS8::widen_quads steps at a time (the sums of later parts added),
-// then DotS8::blocks_2x2's blocks; k's scalar tail added to each. Returns the rows of b done.
+// then DotS8::blocks_2x2's blocks; k's scalar tail added to each. Returns the rows of b done
+// (none where k < 4).
 // Inlined: a frame of its own, beside gemm_s8's, would take the M4's layer past 1 KiB of stack.
 template <class T = D>
 [[gnu::always_inline]] inline std::size_t blocks_2x2(std::size_t n, std::size_t k, const std::int8_t* a,
@@ -198,9 +199,9 @@ template <class T = D>
                                                      std::int32_t* c, std::size_t ldc) noexcept {
   static_assert(!T::offset);
   const std::size_t kv = k - k % T::step, blocks = n / 2;
-  if (blocks == 0) return 0;
+  if (blocks == 0 || kv == 0) return 0;  // k < 4: block<2, 1> sums the tails alone
   typename T::widened w[4 * T::widen_quads];
-  for (std::size_t p = 0; p == 0 || p < kv; p += T::step * T::widen_quads) {  // once where kv is 0: zeros
+  for (std::size_t p = 0; p < kv; p += T::step * T::widen_quads) {
     const std::size_t quads = (kv - p) / T::step < T::widen_quads ? (kv - p) / T::step : T::widen_quads;
     T::widen_2(a + p, a + lda + p, quads, w);
     T::blocks_2x2(w, quads, b + p, ldb, c, ldc, blocks, p > 0);
