@@ -60,10 +60,14 @@ inline void softmax_s8_row(std::size_t cols, const std::int8_t* x, const Softmax
   std::int32_t max = INT8_MIN;
   for (std::size_t j = 0; j < cols; ++j) max = x[j] > max ? x[j] : max;
   for (std::size_t j = 0; j < cols; ++j) exps[j] = t.exp[max - x[j]];
-  std::int32_t sum = 0;  // a loop of its own: without the gather, compilers vectorize it
-  for (std::size_t j = 0; j < cols; ++j) sum += fixed_point::rescale<0, detail::softmax_s8_sum_bits>(exps[j]);
+  // rescale<0, softmax_s8_sum_bits> of each exp, summed: the table's entries lie in [0, 2^31), where
+  // rounding half away from zero is half up, (e + 2^11) >> 12 in unsigned arithmetic (no overflow,
+  // no sign test). A loop of its own: without the gather, compilers vectorize it.
+  constexpr int bits = detail::softmax_s8_sum_bits;
+  std::uint32_t sum = 0;
+  for (std::size_t j = 0; j < cols; ++j) sum += (std::uint32_t(exps[j]) + (1u << (bits - 1))) >> bits;
   int bits_over_unit = 0;
-  const std::int32_t inverse = fixed_point::reciprocal<detail::softmax_s8_sum_bits>(sum, bits_over_unit);
+  const std::int32_t inverse = fixed_point::reciprocal<bits>(std::int32_t(sum), bits_over_unit);
   const QuantizedMultiplier q{inverse, -(bits_over_unit + 31 - 8)};
   requantize_s8(cols, exps, nullptr, &q, 0, Rounding::double_rounding, INT8_MIN, y, 1);
 }
