@@ -4,6 +4,8 @@
 // byte of 245 rows (1 to 300 keys, input scales 1/256 to 1, keys past diff_min), both roundings,
 // with a row stride, on the host and the firmware; softmax_s8_row (the exps from
 // softmax_s8_table), and its form with the output through requantize_s8, give the same bytes.
+// softmax_s8_exps against softmax_s8_exps_ref over every n to 40 (every tail of 4 and 16 lanes)
+// and 300: every exp, the sum, nothing written past n.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +22,7 @@ using emha::Rounding;
 
 constexpr std::size_t pad = 3;  // a row stride past the row
 std::int8_t g_x[2 * (300 + pad)], g_y[2 * (300 + pad)], g_row[300 + pad], g_row_vec[300 + pad];
-std::int32_t g_exps[300];
+std::int32_t g_exps[300 + pad], g_exps_ref[300 + pad];
 emha::SoftmaxS8Table g_table;
 
 template <Rounding R>
@@ -66,6 +68,35 @@ EMHA_TEST_CASE("softmax_s8_ref and softmax_s8_row: TFLite's int8 softmax, every 
 
 EMHA_TEST_CASE("softmax_s8_ref and softmax_s8_row: TFLite's int8 softmax, every byte, single rounding") {
   check_all<Rounding::single_rounding>(fx::single_rounding);
+}
+
+EMHA_TEST_CASE("softmax_s8_exps: softmax_s8_exps_ref's exps and sum over every tail") {
+  emha::softmax_s8_table(fx::cases[0].double_rounding, g_table);
+  std::size_t wrong = 0, overwritten = 0, checked = 0;
+  std::uint32_t seed = 11;
+  for (std::size_t n = 0; n <= 41; ++n) {
+    const std::size_t cols = n == 41 ? 300 : n;
+    for (int spread = 0; spread < 3; ++spread) {  // keys near the max, all over, and -128 / 127
+      for (std::size_t j = 0; j < cols; ++j) {
+        seed = seed * 1664525u + 1013904223u;
+        const int v = spread == 0   ? 100 + int(seed >> 28)
+                      : spread == 1 ? int(seed >> 24) - 128
+                                    : (seed >> 31 ? 127 : -128);
+        g_x[j] = std::int8_t(v);
+      }
+      for (std::size_t j = 0; j < cols + pad; ++j) g_exps[j] = g_exps_ref[j] = -7;
+      const std::int32_t sum = emha::softmax_s8_exps(cols, g_x, g_table.exp, g_exps);
+      const std::int32_t sum_ref = emha::softmax_s8_exps_ref(cols, g_x, g_table.exp, g_exps_ref);
+      wrong += sum != sum_ref;
+      for (std::size_t j = 0; j < cols; ++j) wrong += g_exps[j] != g_exps_ref[j];
+      if (cols < 300)
+        for (std::size_t j = cols; j < cols + pad; ++j) overwritten += g_exps[j] != -7;
+      checked += cols > 0 && sum_ref > 0;
+    }
+  }
+  EMHA_CHECK(checked == 41 * 3);
+  EMHA_CHECK(wrong == 0);
+  EMHA_CHECK(overwritten == 0);
 }
 
 EMHA_TEST_CASE("fixed_point: gemmlowp's exp over Q5.26 and TFLite's reciprocal of a Q12.19 sum, raw") {

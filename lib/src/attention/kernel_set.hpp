@@ -12,6 +12,7 @@
 #include "emha/kernels/gemm_s8_ref.hpp"
 #include "emha/kernels/requantize_s16_ref.hpp"
 #include "emha/kernels/requantize_s8_ref.hpp"
+#include "emha/kernels/softmax_s8_ref.hpp"
 #include "emha/kernels/gemm_w8a32_ref.hpp"
 #include "emha/kernels/mask_ref.hpp"
 #include "emha/kernels/norm_ref.hpp"

@@ -13,6 +13,7 @@
 #include "emha/kernels/gemm_s8.hpp"
 #include "emha/kernels/requantize_s16.hpp"
 #include "emha/kernels/requantize_s8.hpp"
+#include "emha/kernels/softmax_s8.hpp"
 #include "emha/kernels/gemm_w8a32.hpp"
 #include "emha/kernels/mask.hpp"
 #include "emha/kernels/norm.hpp"

@@ -247,5 +247,28 @@ inline std::int8_t clamp_s8(std::int32_t v) noexcept {
 #endif
 }
 
+// (x m + 2^30 - 2^31 [x < 0]) >> 31 for m in [0, 2^31): the 64-bit sum requantize_s8's loop
+// without lanes starts from (requantize_s8.cpp says why). On 32-bit ARM the sum's start is two
+// instructions, x >> 31 and 2^30 + (x >> 31) << 31, then SMLAL and the shift (GCC 12 builds the
+// start in four); elsewhere the same in C.
+inline std::int32_t high_signed_nudge(std::int32_t x, std::int32_t m) noexcept {
+#if defined(__ARM_FEATURE_DSP) && !defined(__aarch64__)
+  std::int32_t hi, lo;
+  __asm__("asr %[hi], %[x], #31\n"
+          "add %[lo], %[k], %[hi], lsl #31\n"
+          "smlal %[lo], %[hi], %[x], %[m]\n"
+          "lsr %[lo], %[lo], #31\n"
+          "orr %[lo], %[lo], %[hi], lsl #1"
+          : [hi] "=&r"(hi), [lo] "=&r"(lo)
+          : [x] "r"(x), [m] "r"(m), [k] "r"(1 << 30));
+  return lo;
+#else
+  const std::int32_t sign = x >> 31;
+  const std::uint32_t low = (std::uint32_t(sign) << 31) + (1u << 30);
+  const std::int64_t nudge = std::int64_t(sign) * (std::int64_t(1) << 32) + low;
+  return static_cast<std::int32_t>((std::int64_t(x) * m + nudge) >> 31);
+#endif
+}
+
 }  // namespace EMHA_ISA
 }  // namespace emha::detail

@@ -86,12 +86,7 @@ std::size_t scalar_loop(std::size_t n, const std::int32_t* acc, const std::int32
     const QuantizedMultiplier m = PerChannel ? q[j] : one;
     if (PerChannel && (m.shift >= 0 || m.multiplier < 0)) break;
     const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(Bias ? bias[j] : 0));
-    // 2^30 - 2^31 [x < 0] as two words, high x >> 31, low (x >> 31) << 31 + 2^30: SMLAL's start,
-    // without a compare and four conditional moves.
-    const std::int32_t sign = x >> 31;
-    const std::uint32_t low = (std::uint32_t(sign) << 31) + (1u << 30);
-    const std::int64_t nudge = std::int64_t(sign) * (std::int64_t(1) << 32) + low;
-    const auto u = static_cast<std::int32_t>((std::int64_t(x) * m.multiplier + nudge) >> 31);
+    const std::int32_t u = high_signed_nudge(x, m.multiplier);  // requant_arch.hpp
     y[j * ldy] = clamp_s8((((u >> (-m.shift - 1)) + 1) >> 1) + zero_point);
   }
   return j;

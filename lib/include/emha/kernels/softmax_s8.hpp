@@ -32,6 +32,13 @@ void softmax_s8_table(const SoftmaxS8Params& p, SoftmaxS8Table& t) noexcept {
                            : 0;
 }
 
+// The first pass of a row's softmax: exps[j] = exp[max(x) - x[j]] for j < n (exp: a table's 256
+// entries, SoftmaxS8Table::exp, each in [0, 2^31)), and returned, their sum in Q12.19 as TFLite
+// adds them (each rescaled from Q0.31 rounding half away from zero; modulo 2^32). Every variant
+// gives softmax_s8_exps_ref's values (Helium: the row's max by VMAXV, the lookups by gathers).
+std::int32_t softmax_s8_exps(std::size_t n, const std::int8_t* x, const std::int32_t* exp,
+                             std::int32_t* exps) noexcept;
+
 // y = softmax_s8_ref<R>(1, cols, x, p) for t filled by softmax_s8_table<R>(p, t); cols >= 1.
 inline void softmax_s8_row(std::size_t cols, const std::int8_t* x, const SoftmaxS8Table& t, std::int8_t* y) noexcept {
   std::int32_t max = INT8_MIN;
@@ -57,17 +64,9 @@ inline void softmax_s8_row(std::size_t cols, const std::int8_t* x, const Softmax
 // `exps` (cols int32 of scratch) and requantized by requantize_s8, the vector kernel.
 inline void softmax_s8_row(std::size_t cols, const std::int8_t* x, const SoftmaxS8Table& t, std::int8_t* y,
                            std::int32_t* exps) noexcept {
-  std::int32_t max = INT8_MIN;
-  for (std::size_t j = 0; j < cols; ++j) max = x[j] > max ? x[j] : max;
-  for (std::size_t j = 0; j < cols; ++j) exps[j] = t.exp[max - x[j]];
-  // rescale<0, softmax_s8_sum_bits> of each exp, summed: the table's entries lie in [0, 2^31), where
-  // rounding half away from zero is half up, (e + 2^11) >> 12 in unsigned arithmetic (no overflow,
-  // no sign test). A loop of its own: without the gather, compilers vectorize it.
-  constexpr int bits = detail::softmax_s8_sum_bits;
-  std::uint32_t sum = 0;
-  for (std::size_t j = 0; j < cols; ++j) sum += (std::uint32_t(exps[j]) + (1u << (bits - 1))) >> bits;
+  const std::int32_t sum = softmax_s8_exps(cols, x, t.exp, exps);
   int bits_over_unit = 0;
-  const std::int32_t inverse = fixed_point::reciprocal<bits>(std::int32_t(sum), bits_over_unit);
+  const std::int32_t inverse = fixed_point::reciprocal<detail::softmax_s8_sum_bits>(sum, bits_over_unit);
   const QuantizedMultiplier q{inverse, -(bits_over_unit + 31 - 8)};
   requantize_s8(cols, exps, nullptr, &q, 0, Rounding::double_rounding, INT8_MIN, y, 1);
 }

@@ -48,6 +48,21 @@ inline std::int8_t softmax_s8_output(std::int32_t e, std::int32_t inverse, int e
 }
 }  // namespace detail
 
+// Scalar reference of softmax_s8_exps (emha/kernels/softmax_s8.hpp, same contract): the row's
+// exps from the table, exps[j] = exp[max(x) - x[j]], and their sum in Q12.19 as TFLite's loop
+// adds them (rescale<0, 12> of each, rounding half away from zero).
+inline std::int32_t softmax_s8_exps_ref(std::size_t n, const std::int8_t* x, const std::int32_t* exp,
+                                        std::int32_t* exps) noexcept {
+  std::int32_t max = INT8_MIN;
+  for (std::size_t j = 0; j < n; ++j) max = x[j] > max ? x[j] : max;
+  std::uint32_t sum = 0;  // modulo 2^32, as the kernel's (at most 256 * 2^19 for a table's values)
+  for (std::size_t j = 0; j < n; ++j) {
+    exps[j] = exp[max - x[j]];
+    sum += std::uint32_t(fixed_point::rescale<0, detail::softmax_s8_sum_bits>(exps[j]));
+  }
+  return static_cast<std::int32_t>(sum);
+}
+
 // y[i][j] = TFLite's int8 softmax of row i of x (rows x cols, row strides ldx and ldy).
 template <Rounding R = Rounding::double_rounding>
 void softmax_s8_ref(std::size_t rows, std::size_t cols, const std::int8_t* x, std::size_t ldx,
