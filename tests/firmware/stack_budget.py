@@ -131,7 +131,7 @@ def read_library_frames(elf, objdump):
     return funcs
 
 
-def library_depth(library, sym, memo, elf):
+def library_depth(library, sym, memo, elf, tails):
     """(bytes, chain) of the deepest path from `sym` down, on the image's disassembly alone."""
     if sym in memo:
         return memo[sym]
@@ -139,9 +139,16 @@ def library_depth(library, sym, memo, elf):
         sys.exit(f"stack_budget: {sym} not found in {elf}")
     memo[sym] = (0, [])  # a cycle in library code counts its frames once
     own, children = library[sym]
-    best = max((library_depth(library, c, memo, elf) for c in sorted(children)), default=(0, []),
-               key=lambda b: b[0])
-    memo[sym] = (own + best[0], [f"{sym} (library): {own}"] + best[1])
+    # A tail call (tails: emha's objects' relocations) runs after the frame is popped: the larger of
+    # the two, not their sum.
+    best_total, best, best_tail = own, [], False
+    for c in sorted(children):
+        b = library_depth(library, c, memo, elf, tails)
+        tail = c in tails.get(sym, ())
+        total = max(own, b[0]) if tail else own + b[0]
+        if total > best_total:
+            best_total, best, best_tail = total, b[1], tail
+    memo[sym] = (best_total, [f"{sym} (library): {own}" + (" (then a tail call)" if best_tail else "")] + best)
     return memo[sym]
 
 
@@ -205,7 +212,7 @@ def main():
             if sym not in library:
                 sys.exit(f"stack_budget: {names.get(title, title)} is neither in a .ci file nor in {args.elf}")
             own, children, name = library[sym][0], library[sym][1], sym + " (library)"
-            resolve = lambda s: library_depth(library, s, lib_memo, args.elf)  # noqa: E731
+            resolve = lambda s: library_depth(library, s, lib_memo, args.elf, tails)  # noqa: E731
         # A tail call runs after the caller's frame is popped: the caller counts as the larger of
         # its frame and the callee's depth, not their sum.
         tail_of = tails.get(title.rsplit(":", 1)[-1], set())
@@ -312,7 +319,7 @@ def check_measurement(args, library):
     if not probes:
         sys.exit(f"stack_budget: no symbol of {args.elf} matches --probe {args.probe!r}")
     memo = {}
-    predicted = max(library_depth(library, s, memo, args.elf)[0] for s in probes)
+    predicted = max(library_depth(library, s, memo, args.elf, tails)[0] for s in probes)
     verdict = "within" if measured <= predicted else "ABOVE"
     print(f"measured: forward through the firmware's probe took {measured} bytes, {verdict} the "
           f"{predicted} bytes this analysis gives that call (probe trampoline included)")

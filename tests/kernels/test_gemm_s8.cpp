@@ -4,7 +4,10 @@
 // k 0-67 and 74-130 every 7th (every tail of every variant's step: 64 with AVX-512 VNNI, whose
 // tail is a masked load; up to two of its steps and 2), padded strides. Each sum against an int64 loop written here, and against
 // gemm_s8_ref; operands of -128 throughout (two int8 products overflow int16: the paths that widen
-// pairwise must not saturate), and nothing written past n.
+// pairwise must not saturate), and nothing written past n. gemm_s8_staged likewise for m 1-13
+// (two blocks of its staged rows and every leftover), with a stage of exactly gemm_s8_stage_len(k),
+// one int16 short of it (gemm_s8's path), starting 4-byte aligned or not, or none; nothing
+// written past the stage.
 
 #include <cstddef>
 #include <cstdint>
@@ -56,4 +59,46 @@ EMHA_TEST_CASE("gemm_s8 over every tail gives exact int32 sums") {
   EMHA_CHECK(bad == 0);
   EMHA_CHECK(bad_ref == 0);
   EMHA_CHECK(written == 0);
+}
+
+namespace {
+constexpr std::size_t staged_m = 13, stage_cap = emha::gemm_s8_stage_len(max_k) + 8;
+std::int8_t g_sa[staged_m * lda];
+std::int32_t g_sc[staged_m * ldc];
+std::int16_t g_stage[stage_cap];
+}  // namespace
+
+EMHA_TEST_CASE("gemm_s8_staged over every tail and stage gives exact int32 sums") {
+  std::size_t bad = 0, written = 0, stage_over = 0, cases = 0;
+  for (int extreme = 0; extreme < 2; ++extreme)
+    for (std::size_t m = 1; m <= staged_m; m += (extreme ? 4 : 1))
+      for (std::size_t n = 1; n <= max_n; n += (m % 3 == 0 ? 1 : 4))
+        for (std::size_t k = 0; k <= max_k; k += (extreme ? 9 : k < 67 ? 1 : 7))
+          for (int stage_case = 0; stage_case < 4; ++stage_case) {
+            fill(g_sa, sizeof g_sa, 5 * k + m + 31 * stage_case, extreme);
+            fill(g_b, sizeof g_b, 13 * k + n + 2000, extreme);
+            for (std::size_t i = 0; i < staged_m * ldc; ++i) g_sc[i] = -5;
+            for (std::size_t i = 0; i < stage_cap; ++i) g_stage[i] = 777;
+            // exact and aligned, exact from an odd int16 (2 mod 4 bytes), one short, none
+            const std::size_t offset = stage_case == 1 ? 1 : 0;
+            std::size_t len = emha::gemm_s8_stage_len(k) - (stage_case == 2 ? 1 : 0);
+            std::int16_t* stage = stage_case == 3 ? nullptr : g_stage + offset;
+            if (stage_case == 3) len = 0;
+            emha::gemm_s8_staged(m, n, k, g_sa, lda, g_b, lda, g_sc, ldc, stage, len);
+            for (std::size_t i = 0; i < m; ++i) {
+              for (std::size_t j = 0; j < n; ++j) {
+                std::int64_t want = 0;
+                for (std::size_t p = 0; p < k; ++p) want += std::int64_t(g_sa[i * lda + p]) * g_b[j * lda + p];
+                bad += g_sc[i * ldc + j] != want;
+              }
+              for (std::size_t j = n; j < ldc; ++j) written += g_sc[i * ldc + j] != -5;
+            }
+            for (std::size_t i = 0; i < stage_cap; ++i)
+              stage_over += (i < offset || i >= offset + len) && g_stage[i] != 777;
+            ++cases;
+          }
+  EMHA_CHECK(cases > 3000);
+  EMHA_CHECK(bad == 0);
+  EMHA_CHECK(written == 0);
+  EMHA_CHECK(stage_over == 0);
 }

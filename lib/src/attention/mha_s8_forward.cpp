@@ -45,6 +45,18 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std
     emha::gemm_s8(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+// gemm() with gemm_s8_staged's stage (buf.packed where the arena has one; the reference ignores it).
+template <bool Reference>
+void gemm_staged(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                 const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc,
+                 const MhaS8Buffers& buf) noexcept {
+  if constexpr (Reference)
+    gemm_s8_ref(m, n, k, a, lda, b, ldb, c, ldc);
+  else
+    emha::gemm_s8_staged(m, n, k, a, lda, b, ldb, c, ldc, reinterpret_cast<std::int16_t*>(buf.packed),
+                         buf.packed_bytes / 2);
+}
+
 // y[j * ldy] = requantize_s8(acc[j] + bias[j]) (emha/kernels/requantize_s8.hpp), or its reference.
 template <Rounding R, bool Reference>
 void requant(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
@@ -81,10 +93,12 @@ constexpr std::size_t project_chunk(std::size_t in, std::size_t rows) noexcept {
 }
 
 // y[i * y_row + j * y_col] = FULLY_CONNECTED(x row i)[j], for m rows of `in` int8 into p's rows,
-// mha_s8_project_rows rows per gemm_s8 (sums holds that many rows of sums).
+// mha_s8_project_rows rows per gemm_s8_staged (buf.sums holds that many rows of sums).
 template <Rounding R, bool Reference>
 void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const ProjectionS8& p, std::size_t rows,
-             std::int32_t zero_point, std::int32_t* sums, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept {
+             std::int32_t zero_point, const MhaS8Buffers& buf, std::int8_t* y, std::size_t y_row,
+             std::size_t y_col) noexcept {
+  std::int32_t* const sums = buf.sums;
   const std::size_t chunk = project_chunk(in, rows);
   for (std::size_t j = 0; j < rows; j += chunk) {
     const std::size_t cols = rows - j < chunk ? rows - j : chunk;
@@ -92,7 +106,7 @@ void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const Pro
     const std::int32_t* bias = p.bias.data ? p.bias.data + j : nullptr;
     for (std::size_t i = 0; i < m; i += mha_s8_project_rows) {
       const std::size_t block = m - i < mha_s8_project_rows ? m - i : mha_s8_project_rows;
-      gemm<Reference>(block, cols, in, x.p + i * x.ld, x.ld, wj, in, sums, cols);
+      gemm_staged<Reference>(block, cols, in, x.p + i * x.ld, x.ld, wj, in, sums, cols, buf);
       for (std::size_t r = 0; r < block; ++r)
         requant<R, Reference>(cols, sums + r * cols, bias, p.multiplier.data + j, 1, zero_point,
                               y + (i + r) * y_row + j * y_col, y_col);
@@ -112,10 +126,10 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
   const std::size_t dk = d.d_k(), skv = sh.seq_kv, g = h / d.group(), kv = d.kv_dim(), q_dim = d.q_dim();
   const std::size_t reach = keys_used(m, skv, i0 + rows - 1);  // the most keys of any of the rows
   const std::int8_t* q = buf.q + i0 * q_dim + h * dk;             // the rows' Q, q_dim apart
-  gemm<Reference>(rows, reach, dk, q, q_dim, buf.k + g * dk, kv, buf.sums, reach);
+  gemm_staged<Reference>(rows, reach, dk, q, q_dim, buf.k + g * dk, kv, buf.sums, reach, buf);
   const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
   const std::int32_t* k_zq = buf.k_sums + g * skv;  // -z_Q sum_d k per key
-  std::int32_t q_sums[mha_s8_attend_rows], p_sums[mha_s8_attend_rows];
+  std::int32_t *const q_sums = buf.row_sums, *const p_sums = buf.row_sums + mha_s8_attend_rows;
   gemm<Reference>(rows, 1, dk, q, q_dim, buf.ones, dk, q_sums, 1);
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t i = i0 + r, used = keys_used(m, skv, i);
@@ -131,7 +145,7 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
                       });
   }
   gemm<Reference>(rows, 1, skv, buf.p, skv, buf.ones, skv, p_sums, 1);
-  gemm<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk);
+  gemm_staged<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk, buf);
   const auto zv = std::uint32_t(w.zero_point_v);
   for (std::size_t r = 0; r < rows; ++r) {
     std::int32_t* sums = buf.sums + r * dk;
@@ -150,10 +164,10 @@ void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& tab
               Span<std::int8_t> out, const ForwardOptionsS8& o, const MhaS8Buffers& buf, std::size_t b) noexcept {
   const std::size_t sq = sh.seq_q, skv = sh.seq_kv, kv = d.kv_dim(), dk = d.d_k();
   project<R, Reference>(sq, d.d_model, rows_of(query.data, sh, b, sq, d.d_model), w.q, d.q_dim(), w.zero_point_q,
-                        buf.sums, buf.q, d.q_dim(), 1);
-  project<R, Reference>(skv, d.kdim, rows_of(key.data, sh, b, skv, d.kdim), w.k, kv, w.zero_point_k, buf.sums,
+                        buf, buf.q, d.q_dim(), 1);
+  project<R, Reference>(skv, d.kdim, rows_of(key.data, sh, b, skv, d.kdim), w.k, kv, w.zero_point_k, buf,
                         buf.k, kv, 1);
-  project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf.sums,
+  project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf,
                         buf.vt, 1, skv);
   for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head (times -z_Q), V^T's row sums
     gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g * skv, 1);
@@ -168,7 +182,7 @@ void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& tab
     }
   const Rows<std::int8_t> y = rows_of(out.data, sh, b, sq, d.d_model);
   project<R, Reference>(sq, d.q_dim(), Rows<const std::int8_t>{buf.context, d.q_dim()}, w.out, d.d_model,
-                        w.zero_point_out, buf.sums, y.p, y.ld, 1);
+                        w.zero_point_out, buf, y.p, y.ld, 1);
 }
 
 }  // namespace
@@ -180,7 +194,8 @@ Status mha_s8_allocate(const MhaDims& d, ArenaRef& arena, MhaS8Buffers& b) noexc
   const Status s[] = {arena.allocate(a.q, b.q, 64),           arena.allocate(a.k, b.k, 64),
                       arena.allocate(a.vt, b.vt, 64),         arena.allocate(a.context, b.context, 64),
                       arena.allocate(a.k_sums / 4, b.k_sums, 64), arena.allocate(a.v_sums / 4, b.v_sums, 64),
-                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row, row, 64),
+                      arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row_sums / 4, b.row_sums, 64),
+                      arena.allocate(a.row, row, 64),
                       arena.allocate(a.ones, b.ones, 64),     arena.allocate(a.packed, b.packed, 64)};
   for (Status e : s)
     if (e != Status::ok) return e;
@@ -188,6 +203,7 @@ Status mha_s8_allocate(const MhaDims& d, ArenaRef& arena, MhaS8Buffers& b) noexc
   b.scores = row + skv;
   b.probs = row + 2 * skv;
   b.p = row + 3 * skv;
+  b.packed_bytes = a.packed;
   for (std::size_t i = 0; i < a.ones; ++i) b.ones[i] = 1;
   return Status::ok;
 }

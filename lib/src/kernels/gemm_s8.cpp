@@ -9,6 +9,7 @@
 #include "isa_kernels.hpp"
 #include "kernels/dot_s8_arch.hpp"
 
+#include <cstdint>
 #include <type_traits>
 
 namespace emha::detail {
@@ -178,7 +179,7 @@ inline void block<1, 4>(std::size_t k, const std::int8_t* a, std::size_t, const 
   } else {  // the accumulators stay named (core registers on Cortex-M)
     t[0] = D::sum(s0), t[1] = D::sum(s1), t[2] = D::sum(s2), t[3] = D::sum(s3);
   }
-  const auto total = [&](std::int32_t sum, const std::int8_t* bj) {  // four calls: GCC 12 does not
+  const auto total = [&](std::int32_t sum, const std::int8_t* bj) __attribute__((always_inline)) {  // GCC 12 does not
     const std::uint32_t rest = kv == k ? 0u : std::uint32_t(tail(kv, k, a, bj));  // unroll a loop of them
     return static_cast<std::int32_t>(std::uint32_t(sum) - corr[0] + rest);
   };
@@ -297,13 +298,57 @@ template <std::size_t R>
   for (; j < n; ++j) block<R, 1>(k, a, lda, b + j * ldb, ldb, corr, c + j, ldc);
 }
 
-}  // namespace
-
-void gemm_s8(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
-             const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+// gemm_s8's whole body (one frame: blocks_2x2 and the blocks inlined).
+[[gnu::always_inline]] inline void all_rows(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a,
+                                            std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                                            std::size_t ldc) noexcept {
   std::size_t i = 0;
   for (; i + D::rows <= m; i += D::rows) rows<D::rows>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
   for (; i < m; ++i) rows<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+}
+
+template <class T, class = void>
+struct HasStage : std::false_type {};
+template <class T>
+struct HasStage<T, decltype(void(T::stage_rows))> : std::true_type {};
+
+// gemm_s8_staged's blocks of DotS8::stage_rows rows of a (Cortex-M4/M7, armv6): each widened into
+// the stage once (DotS8::widen_stage), then run against every row of b (DotS8::blocks_stage), k's
+// scalar tail added. Returns the rows of a done: none where the stage is short, k < 8 or n = 0.
+// A frame of its own, returned from before gemm_s8's (a tail call) begins.
+template <class T = D>
+[[gnu::noinline]] std::size_t staged_rows(std::size_t m, std::size_t n, std::size_t k,
+                                                      const std::int8_t* a, std::size_t lda, const std::int8_t* b,
+                                                      std::size_t ldb, std::int32_t* c, std::size_t ldc,
+                                                      std::int16_t* stage, std::size_t stage_len) noexcept {
+  const std::size_t kv = k - k % T::step, quads = kv / T::step;
+  if (quads < 2 || n == 0 || stage == nullptr || stage_len < gemm_s8_stage_len(k)) return 0;
+  // 4-byte aligned for LDRD: one int16 on where stage is not (gemm_s8_stage_len leaves room)
+  auto* w = reinterpret_cast<typename T::widened*>(stage + reinterpret_cast<std::uintptr_t>(stage) / 2 % 2);
+  std::size_t i = 0;
+  for (; i + T::stage_rows <= m; i += T::stage_rows) {
+    T::widen_stage(a + i * lda, lda, quads, w);
+    T::blocks_stage(w, quads, b, ldb, c + i * ldc, ldc, n);
+    add_tails(T::stage_rows, n, kv, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  }
+  return i;
+}
+
+}  // namespace
+
+// Not inlined into gemm_s8_staged, which calls it last.
+[[gnu::noinline]] void gemm_s8(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                               const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+  all_rows(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void gemm_s8_staged(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                    const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc, std::int16_t* stage,
+                    std::size_t stage_len) noexcept {
+  std::size_t i = 0;
+  if constexpr (HasStage<D>::value) i = staged_rows(m, n, k, a, lda, b, ldb, c, ldc, stage, stage_len);
+  // The rest by a tail call: the stack's deepest point is gemm_s8's frame, not this one's on it.
+  gemm_s8(m - i, n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
 }
 
 }  // namespace EMHA_ISA

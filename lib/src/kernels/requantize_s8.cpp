@@ -73,21 +73,38 @@ std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32
 // right = -shift >= 1 and high = (x m + 2^30) >> 31, the rounding divide by 2^right (half away
 // from zero) is (high + 2^(right-1) - [high < 0]) >> right, which is
 //   ((u >> (right - 1)) + 1) >> 1,  u = (x m + 2^30 - 2^31 [x < 0]) >> 31
-// (where x < 0 but high >= 0, x m lies in [-2^30, 0) and both sides are 0). No saturation test:
-// only x = m = INT32_MIN saturates. One loop per use, as lanes_loop; the reference's loop takes
-// the rest (shift >= 0, a negative multiplier).
+// (where x < 0 but high >= 0, x m lies in [-2^30, 0) and both sides are 0). Where right >= 2,
+// u >> (right - 1) is within 2^30 of 0 and the zero point joins before the last shift:
+// ((u >> (right - 1)) + 1 + 2 z) >> 1 (the same integer; one saturating shift, half_to_s8). No
+// saturation test: only x = m = INT32_MIN saturates. One loop per use, as lanes_loop; the
+// reference's loop takes the rest (shift >= 0, a negative multiplier).
 template <bool Bias, bool PerChannel>
 std::size_t scalar_loop(std::size_t n, const std::int32_t* acc, const std::int32_t* bias, const QuantizedMultiplier* q,
                         std::int32_t zero_point, std::int8_t* y, std::size_t ldy) noexcept {
-  const QuantizedMultiplier one = q[0];  // a copy: y's stores may alias q (int8 aliases all)
-  if (!PerChannel && (one.shift >= 0 || one.multiplier < 0)) return 0;
+  const auto input = [&](std::size_t j) {
+    return static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(Bias ? bias[j] : 0));
+  };
   std::size_t j = 0;
-  for (; j < n; ++j) {
-    const QuantizedMultiplier m = PerChannel ? q[j] : one;
-    if (PerChannel && (m.shift >= 0 || m.multiplier < 0)) break;
-    const auto x = static_cast<std::int32_t>(std::uint32_t(acc[j]) + std::uint32_t(Bias ? bias[j] : 0));
-    const std::int32_t u = high_signed_nudge(x, m.multiplier);  // requant_arch.hpp
-    y[j * ldy] = clamp_s8((((u >> (-m.shift - 1)) + 1) >> 1) + zero_point);
+  if constexpr (PerChannel && Bias && has_channel_loop) {
+    j = channel_loop(n, acc, bias, q, zero_point, y, ldy);  // requant_arch.hpp: the same, in asm
+  } else if constexpr (PerChannel) {
+    for (; j < n; ++j) {
+      const std::int32_t m = q[j].multiplier, right1 = ~q[j].shift;  // right - 1
+      if ((right1 | m) < 0) break;  // shift >= 0 or m < 0: the reference's loop
+      const std::int32_t u = high_signed_nudge(input(j), m);  // requant_arch.hpp
+      y[j * ldy] = clamp_s8((((u >> right1) + 1) >> 1) + zero_point);
+    }
+  } else {
+    const QuantizedMultiplier one = q[0];  // a copy: y's stores may alias q (int8 aliases all)
+    const std::int32_t right1 = ~one.shift;
+    if ((right1 | one.multiplier) < 0) return 0;
+    if (right1 == 0) {
+      for (; j < n; ++j) y[j * ldy] = clamp_s8(((high_signed_nudge(input(j), one.multiplier) + 1) >> 1) + zero_point);
+    } else {
+      const std::int32_t round_zero = 1 + 2 * zero_point;
+      for (; j < n; ++j)
+        y[j * ldy] = half_to_s8((high_signed_nudge(input(j), one.multiplier) >> right1) + round_zero);
+    }
   }
   return j;
 }

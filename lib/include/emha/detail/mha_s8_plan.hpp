@@ -11,6 +11,7 @@
 #include "emha/attention/options_s8.hpp"
 #include "emha/detail/config_check.hpp"
 #include "emha/detail/mha_plan.hpp"
+#include "emha/kernels/gemm_s8.hpp"
 #include "emha/kernels/softmax_s8.hpp"
 #include "emha/status.hpp"
 
@@ -42,13 +43,14 @@ constexpr MhaDims checked_dims_s8() noexcept {
 // The arena of one forward(), per sequence (reused across the batch):
 //   Q [S_q x q_dim], K [S_kv x kv_dim], V^T [kv_dim x S_kv], the context [S_q x q_dim] (int8);
 //   K's row sums [kv_heads x S_kv] and V^T's [kv_dim] (int32); int32 sums of mha_s8_attend_rows
-//   query rows' keys or of mha_s8_project_rows projected rows [4 x max(S_kv, widths)]; one query
+//   query rows' keys or of mha_s8_project_rows projected rows [6 x max(S_kv, widths)], and those
+//   query rows' Q and probability row sums [2 x 6] (int32; off the stack); one query
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
 //   probabilities [S_kv each] (int8); a vector of ones [max(S_kv, d_k)] (int8: row sums are
-//   products with it, on gemm_s8); on x86-64, the VNNI pass's packed operands (packed, below).
-//   64-byte aligned each.
-inline constexpr std::size_t mha_s8_project_rows = 4;  // rows a projection's gemm_s8 takes at once
-inline constexpr std::size_t mha_s8_attend_rows = 4;   // query rows the attention's gemm_s8 take at once
+//   products with it, on gemm_s8); on x86-64, the VNNI pass's packed operands, and on Cortex-M4/M7
+//   and armv6, the projections' gemm_s8_staged stage (packed, below). 64-byte aligned each.
+inline constexpr std::size_t mha_s8_project_rows = gemm_s8_stage_rows;  // rows a projection's gemm takes at once
+inline constexpr std::size_t mha_s8_attend_rows = gemm_s8_stage_rows;  // query rows the attention's gemms take
 // Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
 // block of query rows; 0 where no pass packs, so that no other target's arena grows.
 #if defined(__x86_64__) || defined(_M_X64)
@@ -56,9 +58,16 @@ inline constexpr std::size_t mha_s8_pack_rows = 64, mha_s8_pack_queries = 32;
 #else
 inline constexpr std::size_t mha_s8_pack_rows = 0, mha_s8_pack_queries = 0;
 #endif
+// Whether the projections stage their rows (gemm_s8_staged): on the DSP variant (Cortex-M4/M7,
+// armv6; not Helium, whose M55 has the DSP instructions too), so that no other target's arena grows.
+#if defined(__ARM_FEATURE_DSP) && !defined(__aarch64__) && !defined(__ARM_FEATURE_MVE)
+inline constexpr bool mha_s8_stage = true;
+#else
+inline constexpr bool mha_s8_stage = false;
+#endif
 constexpr std::size_t round_up4(std::size_t n) noexcept { return (n + 3) / 4 * 4; }
 struct MhaS8Arena {
-  std::size_t q, k, vt, context, k_sums, v_sums, sums, row, ones, packed;  // bytes of each
+  std::size_t q, k, vt, context, k_sums, v_sums, sums, row_sums, row, ones, packed;  // bytes of each
 };
 constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t kv = d.kv_dim(), skv = d.max_seq_kv;
@@ -69,14 +78,19 @@ constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
                                                                                  : mha_s8_attend_rows * skv;
   // the packed input rows [round_up4(width) / 4][64][4], or a block of queries' probabilities
   const std::size_t rows_in = mha_s8_pack_rows * round_up4(widest_in), probs = mha_s8_pack_queries * round_up4(skv);
+  std::size_t k_max = widest_in > skv ? widest_in : skv;  // the products' longest k
+  k_max = d.d_k() > k_max ? d.d_k() : k_max;
+  const std::size_t stage = mha_s8_stage ? 2 * gemm_s8_stage_len(k_max) : 0;  // int16
+  const std::size_t packed = rows_in > probs ? rows_in : probs;
   return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
-          skv * d.kv_heads * 4, kv * 4, sums * 4, (3 + mha_s8_attend_rows) * skv, skv > d.d_k() ? skv : d.d_k(),
-          rows_in > probs ? rows_in : probs};
+          skv * d.kv_heads * 4, kv * 4, sums * 4, 2 * mha_s8_attend_rows * 4, (3 + mha_s8_attend_rows) * skv,
+          skv > d.d_k() ? skv : d.d_k(),
+          packed > stage ? packed : stage};
 }
 constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
   const MhaS8Arena a = mha_s8_arena(d);
   std::size_t total = 0;
-  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row, a.ones, a.packed})
+  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row_sums, a.row, a.ones, a.packed})
     total += arena_round_up(b, 64);
   return total + 64;  // a caller's arena of unknown alignment
 }

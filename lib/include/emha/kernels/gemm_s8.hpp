@@ -16,4 +16,15 @@ namespace emha {
 void gemm_s8(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
              const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept;
 
+// gemm_s8's c, with a buffer of stage_len int16 (any alignment; its contents after the call
+// unspecified) where a variant may stage rows of a: the Cortex-M4/M7 and armv6 DSP variant widens
+// gemm_s8_stage_rows rows at a time to int16 pairs there, once for every row of b, where
+// stage_len >= gemm_s8_stage_len(k); every other variant, and a smaller buffer, runs gemm_s8.
+void gemm_s8_staged(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                    const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc, std::int16_t* stage,
+                    std::size_t stage_len) noexcept;
+inline constexpr std::size_t gemm_s8_stage_rows = 6;
+// The stage gemm_s8_staged uses for k: gemm_s8_stage_rows rows of k, and one int16 of alignment.
+constexpr std::size_t gemm_s8_stage_len(std::size_t k) noexcept { return gemm_s8_stage_rows * k + 1; }
+
 }  // namespace emha

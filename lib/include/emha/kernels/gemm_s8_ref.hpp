@@ -20,4 +20,11 @@ inline void gemm_s8_ref(std::size_t m, std::size_t n, std::size_t k, const std::
     }
 }
 
+// gemm_s8_staged's reference: gemm_s8_ref (the stage is the variants' own business).
+inline void gemm_s8_staged_ref(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                               const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc,
+                               std::int16_t*, std::size_t) noexcept {
+  gemm_s8_ref(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 }  // namespace emha
