@@ -425,26 +425,30 @@ struct DotS8 {
         : EMHA_DSP_CLOBBERS);
 #undef EMHA_DSP_STEP
   }
-  // gemm_s8_staged's rows (emha/kernels/gemm_s8.hpp): stage_rows rows of a widened once into the
-  // caller's stage, for every row of b; a step is 6 LDRD, 1 LDR and 2 SXTB16 for 12 SMLAD.
+  // gemm_s8_staged's rows (emha/kernels/gemm_s8.hpp): R of 4, 5 or stage_rows (6) rows of a
+  // widened once into the caller's stage, for every row of b; a step is R LDRD, 1 LDR and 2 SXTB16
+  // for 2 R SMLAD.
   static constexpr std::size_t stage_rows = 6;
-  // w[12 i + 2 r], w[12 i + 2 r + 1] = row r's (x_r = a + r lda) even and odd pairs of step i, for
-  // i < quads, r < 6 (memcpy: the stage is the caller's int16 buffer).
+  // w[2 (R i + r)], w[2 (R i + r) + 1] = row r's (x_r = a + r lda) even and odd pairs of step i,
+  // for i < quads, r < R (memcpy: the stage is the caller's int16 buffer).
+  template <std::size_t R>
   static void widen_stage(const std::int8_t* a, std::size_t lda, std::size_t quads, widened* w) noexcept {
     for (std::size_t i = 0; i < quads; ++i)
-      for (std::size_t r = 0; r < stage_rows; ++r, w += 2) {
+      for (std::size_t r = 0; r < R; ++r, w += 2) {
         const in v = load(a + r * lda + i * step);
         std::memcpy(w, &v.even, sizeof v.even);
         std::memcpy(w + 1, &v.odd, sizeof v.odd);
       }
   }
-  // c[r][j] = x_r . b_j over `quads` >= 2 steps, for the six rows widened in w (widen_stage) and
+  // c[r][j] = x_r . b_j over `quads` >= 2 steps, for the R rows widened in w (widen_stage) and
   // the n >= 1 rows b_j of b (ldb bytes apart), c's rows ldc int32 apart. In asm, the loop over
-  // b's rows (Thumb-2 and ARM state alike): six sums (r0-r5), w and its end (r6, r7), a row's
-  // pairs (r8, r9), b_j and its word sign-extended (r10; lr, r12), the odd-count flag (r11); the
-  // state lives in `at`, which r12 holds outside the steps. The first step starts the sums (SMUAD).
+  // b's rows (Thumb-2 and ARM state alike): R sums (r0-r5), w and its end (r6, r7), a row's pairs
+  // (r8, r9), b_j and its word sign-extended (r10; lr, r12), the odd-count flag (r11); the state
+  // lives in `at`, which r12 holds outside the steps. The first step starts the sums (SMUAD).
+  template <std::size_t R>
   static void blocks_stage(const widened* w, std::size_t quads, const std::int8_t* b, std::size_t ldb,
                            std::int32_t* c, std::size_t ldc, std::size_t n) noexcept {
+    static_assert(R >= 4 && R <= stage_rows);
     struct State {
       const widened* w;
       const std::int8_t* b;
@@ -454,11 +458,11 @@ struct DotS8 {
       std::size_t ldc_bytes;
       const std::int32_t* c_end;  // the first row's sums past the last
       std::size_t odd;
-    } state{w, b, ldb - step * quads, w + 2 * stage_rows * quads, c, ldc * sizeof(std::int32_t), c + n,
-            (quads - 1) % 2};
+    } state{w, b, ldb - step * quads, w + 2 * R * quads, c, ldc * sizeof(std::int32_t), c + n, (quads - 1) % 2};
     static_assert(offsetof(State, b) == 4 && offsetof(State, w_end) == 12 && offsetof(State, c) == 16 &&
                   offsetof(State, c_end) == 24 && offsetof(State, odd) == 28);  // the asm's offsets
     register State* at __asm__("r12") = &state;
+// One row's pairs (r8, r9) times b_j's (lr, r12) into its sum; the first step's starts it.
 #define EMHA_DSP_ROW(acc)      \
   "ldrd r8, r9, [r6], #8\n"   \
   "smlad " acc ", r8, lr, " acc "\n" \
@@ -467,42 +471,59 @@ struct DotS8 {
   "ldrd r8, r9, [r6], #8\n"   \
   "smuad " acc ", r8, lr\n" \
   "smlad " acc ", r9, r12, " acc "\n"
-#define EMHA_DSP_STEP(ROW)                                                                       \
-  "ldr r12, [r10], #4\n"                                                                        \
-  "sxtb16 lr, r12\n"                                                                            \
-  "sxtb16 r12, r12, ror #8\n" ROW("r0") ROW("r1") ROW("r2") ROW("r3") ROW("r4") ROW("r5")
-    __asm__ volatile(
-        "push {" EMHA_DSP_FP ", r12}\n"  // r12 (the state) at [sp, #4]
-        "ldr r10, [r12, #4]\n"           // b_0
-        "ldr r7, [r12, #12]\n"           // the pairs' end
-        "ldr r11, [r12, #28]\n"          // an odd number after the first: enter at the turn's second
-        "0:\n"
-        "ldr r6, [r12, #0]\n" EMHA_DSP_STEP(EMHA_DSP_FIRST)
-        "cmp r11, #0\n"
-        "bne 4f\n"
-        "3:\n" EMHA_DSP_STEP(EMHA_DSP_ROW)
-        "4:\n" EMHA_DSP_STEP(EMHA_DSP_ROW)
-        "cmp r6, r7\n"
-        "bne 3b\n"
-        "ldr r12, [sp, #4]\n"
-        "ldrd r8, r9, [r12, #16]\n"  // c_j, ldc in bytes
-        "str r0, [r8]\n"
-        "str r1, [r8, r9]\n"
-        "add lr, r8, r9, lsl #1\n"
-        "str r2, [lr]\n"
-        "str r3, [lr, r9]\n"
-        "add lr, lr, r9, lsl #1\n"
-        "str r4, [lr]\n"
-        "str r5, [lr, r9]\n"
-        "add r8, r8, #4\n"
-        "str r8, [r12, #16]\n"
-        "ldr r9, [r12, #8]\n"  // b_(j+1)
-        "add r10, r10, r9\n"
-        EMHA_DSP_NEXT
-        : "+r"(at)
-        :
-        : EMHA_DSP_CLOBBERS);
+#define EMHA_DSP_ROWS_4(ROW) ROW("r0") ROW("r1") ROW("r2") ROW("r3")
+#define EMHA_DSP_ROWS_5(ROW) EMHA_DSP_ROWS_4(ROW) ROW("r4")
+#define EMHA_DSP_ROWS_6(ROW) EMHA_DSP_ROWS_5(ROW) ROW("r5")
+// The sums to c_j's rows: r8 c_j, r9 ldc in bytes.
+#define EMHA_DSP_STORE_4        \
+  "add lr, r8, r9, lsl #1\n"  \
+  "str r1, [r8, r9]\n"        \
+  "str r2, [lr]\n"            \
+  "str r3, [lr, r9]\n"
+#define EMHA_DSP_STORE_5 EMHA_DSP_STORE_4 \
+  "add lr, lr, r9, lsl #1\n"  \
+  "str r4, [lr]\n"
+#define EMHA_DSP_STORE_6 EMHA_DSP_STORE_5 "str r5, [lr, r9]\n"
+#define EMHA_DSP_STEP(ROWS, ROW) \
+  "ldr r12, [r10], #4\n"        \
+  "sxtb16 lr, r12\n"            \
+  "sxtb16 r12, r12, ror #8\n" ROWS(ROW)
+#define EMHA_DSP_STAGED(ROWS, STORE)                                                              \
+  __asm__ volatile("push {" EMHA_DSP_FP ", r12}\n" /* r12 (the state) at [sp, #4] */              \
+                   "ldr r10, [r12, #4]\n"          /* b_0 */                                      \
+                   "ldr r7, [r12, #12]\n"          /* the pairs' end */                           \
+                   "ldr r11, [r12, #28]\n" /* an odd number after the first: the turn's second */ \
+                   "0:\n"                                                                         \
+                   "ldr r6, [r12, #0]\n" EMHA_DSP_STEP(ROWS, EMHA_DSP_FIRST)                      \
+                   "cmp r11, #0\n"                                                                \
+                   "bne 4f\n"                                                                     \
+                   "3:\n" EMHA_DSP_STEP(ROWS, EMHA_DSP_ROW)                                       \
+                   "4:\n" EMHA_DSP_STEP(ROWS, EMHA_DSP_ROW)                                       \
+                   "cmp r6, r7\n"                                                                 \
+                   "bne 3b\n"                                                                     \
+                   "ldr r12, [sp, #4]\n"                                                          \
+                   "ldrd r8, r9, [r12, #16]\n" /* c_j, ldc in bytes */ STORE                      \
+                   "str r0, [r8], #4\n"                                                           \
+                   "str r8, [r12, #16]\n"                                                         \
+                   "ldr r9, [r12, #8]\n" /* b_(j+1) */                                            \
+                   "add r10, r10, r9\n" EMHA_DSP_NEXT                                             \
+                   : "+r"(at)                                                                     \
+                   :                                                                              \
+                   : EMHA_DSP_CLOBBERS)
+    if constexpr (R == 4)
+      EMHA_DSP_STAGED(EMHA_DSP_ROWS_4, EMHA_DSP_STORE_4);
+    else if constexpr (R == 5)
+      EMHA_DSP_STAGED(EMHA_DSP_ROWS_5, EMHA_DSP_STORE_5);
+    else
+      EMHA_DSP_STAGED(EMHA_DSP_ROWS_6, EMHA_DSP_STORE_6);
+#undef EMHA_DSP_STAGED
 #undef EMHA_DSP_STEP
+#undef EMHA_DSP_STORE_6
+#undef EMHA_DSP_STORE_5
+#undef EMHA_DSP_STORE_4
+#undef EMHA_DSP_ROWS_6
+#undef EMHA_DSP_ROWS_5
+#undef EMHA_DSP_ROWS_4
 #undef EMHA_DSP_FIRST
 #undef EMHA_DSP_ROW
   }

@@ -35,7 +35,7 @@ inline std::int32_t tail(std::size_t from, std::size_t k, const std::int8_t* a, 
 // c[r][j] += tail(kv, k, a_r, b_j) for r < m, j < n, where k has a tail past kv (the blocks in
 // asm sum whole steps only). A template: only the Cortex-M targets call it.
 template <class T = D>
-inline void add_tails(std::size_t m, std::size_t n, std::size_t kv, std::size_t k, const std::int8_t* a,
+[[gnu::always_inline]] inline void add_tails(std::size_t m, std::size_t n, std::size_t kv, std::size_t k, const std::int8_t* a,
                       std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
                       std::size_t ldc) noexcept {
   if (kv == k) return;
@@ -312,24 +312,38 @@ struct HasStage : std::false_type {};
 template <class T>
 struct HasStage<T, decltype(void(T::stage_rows))> : std::true_type {};
 
-// gemm_s8_staged's blocks of DotS8::stage_rows rows of a (Cortex-M4/M7, armv6): each widened into
-// the stage once (DotS8::widen_stage), then run against every row of b (DotS8::blocks_stage), k's
-// scalar tail added. Returns the rows of a done: none where the stage is short, k < 8 or n = 0.
+// R rows of a from gemm_s8_staged (Cortex-M4/M7, armv6): widened into the stage once
+// (DotS8::widen_stage), then run against every row of b (DotS8::blocks_stage), k's scalar tail
+// added.
+template <std::size_t R, class T = D>
+inline void staged_block(std::size_t n, std::size_t kv, std::size_t k, const std::int8_t* a, std::size_t lda,
+                         const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc,
+                         typename T::widened* w) noexcept {
+  T::template widen_stage<R>(a, lda, kv / T::step, w);
+  T::template blocks_stage<R>(w, kv / T::step, b, ldb, c, ldc, n);
+  add_tails(R, n, kv, k, a, lda, b, ldb, c, ldc);
+}
+
+// gemm_s8_staged's rows of a in blocks of DotS8::stage_rows (6), then one of 4 or 5 where that
+// many are left. Returns the rows of a done: none where the stage is short, k < 8 or n = 0.
 // A frame of its own, returned from before gemm_s8's (a tail call) begins.
 template <class T = D>
-[[gnu::noinline]] std::size_t staged_rows(std::size_t m, std::size_t n, std::size_t k,
-                                                      const std::int8_t* a, std::size_t lda, const std::int8_t* b,
-                                                      std::size_t ldb, std::int32_t* c, std::size_t ldc,
-                                                      std::int16_t* stage, std::size_t stage_len) noexcept {
-  const std::size_t kv = k - k % T::step, quads = kv / T::step;
-  if (quads < 2 || n == 0 || stage == nullptr || stage_len < gemm_s8_stage_len(k)) return 0;
+[[gnu::noinline]] std::size_t staged_rows(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a,
+                                          std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                                          std::size_t ldc, std::int16_t* stage, std::size_t stage_len) noexcept {
+  const std::size_t kv = k - k % T::step;
+  if (kv < 2 * T::step || n == 0 || stage == nullptr || stage_len < gemm_s8_stage_len(k)) return 0;
   // 4-byte aligned for LDRD: one int16 on where stage is not (gemm_s8_stage_len leaves room)
   auto* w = reinterpret_cast<typename T::widened*>(stage + reinterpret_cast<std::uintptr_t>(stage) / 2 % 2);
   std::size_t i = 0;
-  for (; i + T::stage_rows <= m; i += T::stage_rows) {
-    T::widen_stage(a + i * lda, lda, quads, w);
-    T::blocks_stage(w, quads, b, ldb, c + i * ldc, ldc, n);
-    add_tails(T::stage_rows, n, kv, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  for (; i + T::stage_rows <= m; i += T::stage_rows)
+    staged_block<T::stage_rows>(n, kv, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, w);
+  if (m - i == 5) {
+    staged_block<5>(n, kv, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, w);
+    i += 5;
+  } else if (m - i == 4) {
+    staged_block<4>(n, kv, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, w);
+    i += 4;
   }
   return i;
 }
