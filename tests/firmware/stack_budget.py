@@ -319,6 +319,7 @@ def check_measurement(args, library):
     if not probes:
         sys.exit(f"stack_budget: no symbol of {args.elf} matches --probe {args.probe!r}")
     memo = {}
+    tails = tail_calls(args.ci_dir, args.objdump)
     predicted = max(library_depth(library, s, memo, args.elf, tails)[0] for s in probes)
     verdict = "within" if measured <= predicted else "ABOVE"
     print(f"measured: forward through the firmware's probe took {measured} bytes, {verdict} the "
