@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The full-integer layer's pass (emha/attention/mha_s8.hpp), one sequence at a time:
-//   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED);
+//   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED,
+//      mha_s8_project_rows rows a gemm_s8_staged);
 //      K's row sums per head (times -z_Q, [kv_heads x S_kv]: a row's keys in a run) and V^T's row
 //      sums, which carry the zero points below (every row sum here, Q's and the probabilities'
 //      too, a gemm_s8 with a vector of ones).
-//   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8 each), per
+//   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8_staged
+//      each: on the DSP variant the rows widened once into the arena's stage, buf.packed), per
 //      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8
 //      scores; the unmasked ones (packed when other masks are given) put through TFLite's softmax
 //      (softmax_s8_row: the reference's bytes, its exps from the layer's table), the masked ones

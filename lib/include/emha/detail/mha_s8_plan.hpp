@@ -48,7 +48,7 @@ constexpr MhaDims checked_dims_s8() noexcept {
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
 //   probabilities [S_kv each] (int8); a vector of ones [max(S_kv, d_k)] (int8: row sums are
 //   products with it, on gemm_s8); on x86-64, the VNNI pass's packed operands, and on Cortex-M4/M7
-//   and armv6, the projections' gemm_s8_staged stage (packed, below). 64-byte aligned each.
+//   and armv6, the products' gemm_s8_staged stage (packed, below). 64-byte aligned each.
 inline constexpr std::size_t mha_s8_project_rows = gemm_s8_stage_rows;  // rows a projection's gemm takes at once
 inline constexpr std::size_t mha_s8_attend_rows = gemm_s8_stage_rows;  // query rows the attention's gemms take
 // Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
@@ -58,9 +58,11 @@ inline constexpr std::size_t mha_s8_pack_rows = 64, mha_s8_pack_queries = 32;
 #else
 inline constexpr std::size_t mha_s8_pack_rows = 0, mha_s8_pack_queries = 0;
 #endif
-// Whether the projections stage their rows (gemm_s8_staged): on the DSP variant (Cortex-M4/M7,
-// armv6; not Helium, whose M55 has the DSP instructions too), so that no other target's arena grows.
-#if defined(__ARM_FEATURE_DSP) && !defined(__aarch64__) && !defined(__ARM_FEATURE_MVE)
+// Whether the products stage their rows (gemm_s8_staged): on the DSP variant (Cortex-M4/M7,
+// armv6; not NEON's armv7 nor Helium's M55, which have the DSP instructions too), so that no
+// other target's arena grows.
+#if defined(__ARM_FEATURE_DSP) && !defined(__aarch64__) && !defined(__ARM_FEATURE_MVE) && \
+    !defined(__ARM_NEON) && !defined(__ARM_NEON__)
 inline constexpr bool mha_s8_stage = true;
 #else
 inline constexpr bool mha_s8_stage = false;
