@@ -253,13 +253,14 @@ inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, cons
 }
 
 // Two rows of a against the first 3 (n / 3) rows of b, by DotS8::blocks_2x3 (Helium), then k's
-// scalar tail added to each; returns the rows of b done. The corrections are 0 there.
+// scalar tail added to each; returns the rows of b done (none where k < 16). The corrections are
+// 0 there.
 template <class T = D>
 inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
                               const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
   static_assert(!T::offset);
   const std::size_t kv = k - k % T::step, blocks = n / 3;
-  if (blocks == 0) return 0;
+  if (blocks == 0 || kv == 0) return 0;  // k < 16: block<2, 1> sums the tails alone
   T::blocks_2x3(blocks, kv / T::step, a, lda, b, ldb, c, ldc);
   add_tails(2, 3 * blocks, kv, k, a, lda, b, ldb, c, ldc);
   return 3 * blocks;
