@@ -87,3 +87,32 @@ EMHA_TEST_CASE("requantize_s8 over every tail gives requantize_s8_ref's bytes") 
   EMHA_CHECK(wrong == 0);
   EMHA_CHECK(written == 0);
 }
+
+// Small right shifts (1 to 4) over every accumulator in [-72, 72]: a tie of the rounding divide
+// in every other output or so, where half away from zero and half up differ (negative ties).
+// Per tensor and per channel, with and without a bias, contiguous and strided.
+EMHA_TEST_CASE("requantize_s8 rounds the divide's ties half away from zero at small shifts") {
+  constexpr std::size_t n = 145;
+  static std::int32_t acc[n], bias[n];
+  static QuantizedMultiplier q[n];
+  static std::int8_t y[n * 2], y_ref[n * 2];
+  std::size_t wrong = 0, cases = 0;
+  for (std::int32_t right = 1; right <= 4; ++right)
+    for (std::size_t step = 0; step < 2; ++step)
+      for (std::size_t ld = 1; ld <= 2; ++ld)
+        for (int with_bias = 0; with_bias < 2; ++with_bias) {
+          for (std::size_t j = 0; j < n; ++j) {
+            acc[j] = std::int32_t(j) - 72;
+            bias[j] = std::int32_t(j % 5) - 2;
+            q[j] = {std::int32_t((1u << 30) + std::uint32_t(step * j)), -right};  // about 1/2: x = acc/2 + ...
+          }
+          for (std::size_t i = 0; i < n * 2; ++i) y[i] = y_ref[i] = 0;
+          const std::int32_t* b = with_bias ? bias : nullptr;
+          emha::requantize_s8(n, acc, b, q, step, Rounding::double_rounding, 3, y, ld);
+          emha::requantize_s8_ref(n, acc, b, q, step, Rounding::double_rounding, 3, y_ref, ld);
+          for (std::size_t i = 0; i < n * 2; ++i) wrong += y[i] != y_ref[i];
+          ++cases;
+        }
+  EMHA_CHECK(cases == 32);
+  EMHA_CHECK(wrong == 0);
+}

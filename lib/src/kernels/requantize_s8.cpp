@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // requantize_s8 (emha/kernels/requantize_s8.hpp): double rounding a vector of lanes at a time
-// where the target has RequantLanes (requant_arch.hpp; on AVX-512 the last one masked), else a
+// where the target has RequantLanes (requant_arch.hpp; on AVX-512 the last one masked; on Helium
+// the layer's two uses by asm loops, requant_mve.hpp), else a
 // scalar loop with 32-bit shifts (scalar_part); the reference's loop for the rest and for single
 // rounding. Integer arithmetic: the same bytes either way.
 
@@ -8,6 +9,7 @@
 #include "emha/kernels/requantize_s8_ref.hpp"
 #include "isa_kernels.hpp"
 #include "kernels/requant_arch.hpp"
+#include "kernels/requant_mve.hpp"
 
 #include <type_traits>
 
@@ -57,6 +59,11 @@ std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32
                         std::size_t ldy) noexcept {
   if constexpr (V::lanes > 0) {
     if (n < V::lanes && !HasPart<V>::value) return 0;
+    if constexpr (has_mve_loops) {  // requant_mve.hpp: the layer's uses in asm, the rest below
+      if (q_step && bias) return channel_loop_mve(n, acc, bias, q, zero_point, y, ldy);
+      if (!q_step && !bias && ldy == 1)
+        if (const std::size_t done = tensor_loop(n, acc, *q, zero_point, y)) return done;
+    }
     if (q_step)
       return bias ? lanes_loop<true, true, V>(n, acc, bias, q, zero_point, y, ldy)
                   : lanes_loop<false, true, V>(n, acc, bias, q, zero_point, y, ldy);
