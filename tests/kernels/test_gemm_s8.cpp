@@ -7,7 +7,7 @@
 // pairwise must not saturate), and nothing written past n. gemm_s8_staged likewise for m 1-13
 // (two blocks of its staged rows and every leftover), with a stage of exactly gemm_s8_stage_len(k),
 // one int16 short of it (gemm_s8's path), starting 4-byte aligned or not, or none; nothing
-// written past the stage.
+// written past the stage. row_sums_s8 over every tail and offset.
 
 #include <cstddef>
 #include <cstdint>
@@ -101,4 +101,37 @@ EMHA_TEST_CASE("gemm_s8_staged over every tail and stage gives exact int32 sums"
   EMHA_CHECK(bad == 0);
   EMHA_CHECK(written == 0);
   EMHA_CHECK(stage_over == 0);
+}
+
+// row_sums_s8 over m 1-6, k 0-130 (every tail of a 16-byte vector and of a 4-byte word), from
+// every offset 0-3 (unaligned words), operands of -128 and 127 throughout or seeded: each sum
+// against an int64 loop and row_sums_s8_ref, nothing written past m.
+EMHA_TEST_CASE("row_sums_s8 over every tail and offset gives exact int32 sums") {
+  std::size_t bad = 0, bad_ref = 0, written = 0, cases = 0;
+  std::int32_t sums[max_m + 2], sums_ref[max_m];
+  for (int fill_case = 0; fill_case < 3; ++fill_case)
+    for (std::size_t m = 1; m <= max_m; ++m)
+      for (std::size_t k = 0; k <= max_k - 3; k += (k < 67 ? 1 : 7))
+        for (std::size_t offset = 0; offset < 4; offset += (fill_case == 0 ? 1 : 3)) {
+          if (fill_case == 2)
+            for (std::size_t i = 0; i < sizeof g_a; ++i) g_a[i] = INT8_MAX;
+          else
+            fill(g_a, sizeof g_a, 7 * k + m + offset, fill_case == 1);
+          for (std::int32_t& s : sums) s = -5;
+          const std::int8_t* a = g_a + offset;
+          emha::row_sums_s8(m, k, a, lda, sums);
+          emha::row_sums_s8_ref(m, k, a, lda, sums_ref);
+          for (std::size_t i = 0; i < m; ++i) {
+            std::int64_t want = 0;
+            for (std::size_t p = 0; p < k; ++p) want += a[i * lda + p];
+            bad += sums[i] != want;
+            bad_ref += sums_ref[i] != want;
+          }
+          for (std::size_t i = m; i < max_m + 2; ++i) written += sums[i] != -5;
+          ++cases;
+        }
+  EMHA_CHECK(cases > 1000);
+  EMHA_CHECK(bad == 0);
+  EMHA_CHECK(bad_ref == 0);
+  EMHA_CHECK(written == 0);
 }

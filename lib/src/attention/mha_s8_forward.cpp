@@ -4,7 +4,7 @@
 //      mha_s8_project_rows rows a gemm_s8_staged);
 //      K's row sums per head (times -z_Q, [kv_heads x S_kv]: a row's keys in a run) and V^T's row
 //      sums, which carry the zero points below (every row sum here, Q's and the probabilities'
-//      too, a gemm_s8 with a vector of ones).
+//      too, by row_sums_s8).
 //   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8_staged
 //      each: on the DSP variant the rows widened once into the arena's stage, buf.packed), per
 //      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8
@@ -38,13 +38,13 @@
 namespace emha::detail {
 namespace {
 
+// sums[i] = row i's int8 summed (row_sums_s8), or its reference.
 template <bool Reference>
-void gemm(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
-          std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+void row_sums(std::size_t m, std::size_t k, const std::int8_t* a, std::size_t lda, std::int32_t* sums) noexcept {
   if constexpr (Reference)
-    gemm_s8_ref(m, n, k, a, lda, b, ldb, c, ldc);
+    row_sums_s8_ref(m, k, a, lda, sums);
   else
-    emha::gemm_s8(m, n, k, a, lda, b, ldb, c, ldc);
+    emha::row_sums_s8(m, k, a, lda, sums);
 }
 
 // gemm() with gemm_s8_staged's stage (buf.packed where the arena has one; the reference ignores it).
@@ -132,7 +132,7 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
   const auto zq = std::uint32_t(w.zero_point_q), zk = std::uint32_t(w.zero_point_k);
   const std::int32_t* k_zq = buf.k_sums + g * skv;  // -z_Q sum_d k per key
   std::int32_t *const q_sums = buf.row_sums, *const p_sums = buf.row_sums + mha_s8_attend_rows;
-  gemm<Reference>(rows, 1, dk, q, q_dim, buf.ones, dk, q_sums, 1);
+  row_sums<Reference>(rows, dk, q, q_dim, q_sums);
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t i = i0 + r, used = keys_used(m, skv, i);
     std::int32_t* sums = buf.sums + r * reach;  // this row's Q K^T sums, then its softmax's scratch
@@ -146,7 +146,7 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
                         softmax<R, Reference>(n, x, w, table, y, sums);
                       });
   }
-  gemm<Reference>(rows, 1, skv, buf.p, skv, buf.ones, skv, p_sums, 1);
+  row_sums<Reference>(rows, skv, buf.p, skv, p_sums);
   gemm_staged<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk, buf);
   const auto zv = std::uint32_t(w.zero_point_v);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -172,10 +172,10 @@ void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& tab
   project<R, Reference>(skv, d.vdim, rows_of(value.data, sh, b, skv, d.vdim), w.v, kv, w.zero_point_v, buf,
                         buf.vt, 1, skv);
   for (std::size_t g = 0; g < d.kv_heads; ++g)  // K's row sums per head (times -z_Q), V^T's row sums
-    gemm<Reference>(skv, 1, dk, buf.k + g * dk, kv, buf.ones, dk, buf.k_sums + g * skv, 1);
+    row_sums<Reference>(skv, dk, buf.k + g * dk, kv, buf.k_sums + g * skv);
   for (std::size_t j = 0; j < skv * d.kv_heads; ++j)
     buf.k_sums[j] = wrap_sum(0u, 0u - std::uint32_t(w.zero_point_q) * std::uint32_t(buf.k_sums[j]));
-  gemm<Reference>(kv, 1, skv, buf.vt, skv, buf.ones, skv, buf.v_sums, 1);
+  row_sums<Reference>(kv, skv, buf.vt, skv, buf.v_sums);
   for (std::size_t h = 0; h < d.heads; ++h)
     for (std::size_t i = 0; i < sq; i += mha_s8_attend_rows) {
       const std::size_t rows = sq - i < mha_s8_attend_rows ? sq - i : mha_s8_attend_rows;
@@ -197,8 +197,7 @@ Status mha_s8_allocate(const MhaDims& d, ArenaRef& arena, MhaS8Buffers& b) noexc
                       arena.allocate(a.vt, b.vt, 64),         arena.allocate(a.context, b.context, 64),
                       arena.allocate(a.k_sums / 4, b.k_sums, 64), arena.allocate(a.v_sums / 4, b.v_sums, 64),
                       arena.allocate(a.sums / 4, b.sums, 64), arena.allocate(a.row_sums / 4, b.row_sums, 64),
-                      arena.allocate(a.row, row, 64),
-                      arena.allocate(a.ones, b.ones, 64),     arena.allocate(a.packed, b.packed, 64)};
+                      arena.allocate(a.row, row, 64),         arena.allocate(a.packed, b.packed, 64)};
   for (Status e : s)
     if (e != Status::ok) return e;
   b.keep = row;
@@ -206,7 +205,6 @@ Status mha_s8_allocate(const MhaDims& d, ArenaRef& arena, MhaS8Buffers& b) noexc
   b.probs = row + 2 * skv;
   b.p = row + 3 * skv;
   b.packed_bytes = a.packed;
-  for (std::size_t i = 0; i < a.ones; ++i) b.ones[i] = 1;
   return Status::ok;
 }
 

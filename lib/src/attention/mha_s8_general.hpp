@@ -20,7 +20,6 @@ struct MhaS8Buffers {
   std::int32_t* row_sums;               // the attention's Q and P row sums [2 x mha_s8_attend_rows]
   std::int8_t *keep, *scores, *probs;  // one query row's [S_kv] each
   std::int8_t* p;                       // mha_s8_attend_rows rows of probabilities [S_kv each]
-  std::int8_t* ones;                    // [max(S_kv, d_k)], every byte 1
   std::int8_t* packed;                  // the VNNI pass's packed rows (mha_s8_vnni.hpp), or
   std::size_t packed_bytes;             // the projections' gemm_s8_staged stage
 };

@@ -253,8 +253,8 @@ inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, cons
 }
 
 // Two rows of a against the first 3 (n / 3) rows of b, by DotS8::blocks_2x3 (Helium), then k's
-// scalar tail added to each; returns the rows of b done (none where k < 16). The corrections are
-// 0 there.
+// scalar tail added to each; and where n % 3 is 2 and k has no tail, the last two as well.
+// Returns the rows of b done (none where k < 16). The corrections are 0 there.
 template <class T = D>
 inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
                               const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
@@ -263,6 +263,11 @@ inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a
   if (blocks == 0 || kv == 0) return 0;  // k < 16: block<2, 1> sums the tails alone
   T::blocks_2x3(blocks, kv / T::step, a, lda, b, ldb, c, ldc);
   add_tails(2, 3 * blocks, kv, k, a, lda, b, ldb, c, ldc);
+  if (n % 3 == 2 && kv == k) {  // the last two rows of b: one more block over b's last three, the
+    // first of them again (its sums written twice, the same values), cheaper than two 2 x 1 blocks
+    T::blocks_2x3(1, kv / T::step, a, lda, b + (n - 3) * ldb, ldb, c + (n - 3), ldc);
+    return n;
+  }
   return 3 * blocks;
 }
 

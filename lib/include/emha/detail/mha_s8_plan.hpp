@@ -46,9 +46,9 @@ constexpr MhaDims checked_dims_s8() noexcept {
 //   query rows' keys or of mha_s8_project_rows projected rows [6 x max(S_kv, widths)], and those
 //   query rows' Q and probability row sums [2 x 6] (int32; off the stack); one query
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
-//   probabilities [S_kv each] (int8); a vector of ones [max(S_kv, d_k)] (int8: row sums are
-//   products with it, on gemm_s8); on x86-64, the VNNI pass's packed operands, and on Cortex-M4/M7
-//   and armv6, the products' gemm_s8_staged stage (packed, below). 64-byte aligned each.
+//   probabilities [S_kv each] (int8); on x86-64, the VNNI pass's packed operands, and on
+//   Cortex-M4/M7 and armv6, the products' gemm_s8_staged stage (packed, below). 64-byte aligned
+//   each.
 inline constexpr std::size_t mha_s8_project_rows = gemm_s8_stage_rows;  // rows a projection's gemm takes at once
 inline constexpr std::size_t mha_s8_attend_rows = gemm_s8_stage_rows;  // query rows the attention's gemms take
 // Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
@@ -69,7 +69,7 @@ inline constexpr bool mha_s8_stage = false;
 #endif
 constexpr std::size_t round_up4(std::size_t n) noexcept { return (n + 3) / 4 * 4; }
 struct MhaS8Arena {
-  std::size_t q, k, vt, context, k_sums, v_sums, sums, row_sums, row, ones, packed;  // bytes of each
+  std::size_t q, k, vt, context, k_sums, v_sums, sums, row_sums, row, packed;  // bytes of each
 };
 constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t kv = d.kv_dim(), skv = d.max_seq_kv;
@@ -86,13 +86,12 @@ constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t packed = rows_in > probs ? rows_in : probs;
   return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
           skv * d.kv_heads * 4, kv * 4, sums * 4, 2 * mha_s8_attend_rows * 4, (3 + mha_s8_attend_rows) * skv,
-          skv > d.d_k() ? skv : d.d_k(),
           packed > stage ? packed : stage};
 }
 constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
   const MhaS8Arena a = mha_s8_arena(d);
   std::size_t total = 0;
-  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row_sums, a.row, a.ones, a.packed})
+  for (std::size_t b : {a.q, a.k, a.vt, a.context, a.k_sums, a.v_sums, a.sums, a.row_sums, a.row, a.packed})
     total += arena_round_up(b, 64);
   return total + 64;  // a caller's arena of unknown alignment
 }

@@ -27,4 +27,8 @@ inline constexpr std::size_t gemm_s8_stage_rows = 6;
 // The stage gemm_s8_staged uses for k: gemm_s8_stage_rows rows of k, and one int16 of alignment.
 constexpr std::size_t gemm_s8_stage_len(std::size_t k) noexcept { return gemm_s8_stage_rows * k + 1; }
 
+// sums[i] = sum_p a[i][p] for i < m, p < k (a [m x k], row stride lda): the row sums that carry a
+// zero point past gemm_s8's raw products. Exact: k <= 2^24 keeps every sum in int32.
+void row_sums_s8(std::size_t m, std::size_t k, const std::int8_t* a, std::size_t lda, std::int32_t* sums) noexcept;
+
 }  // namespace emha
