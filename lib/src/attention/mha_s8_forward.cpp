@@ -3,15 +3,16 @@
 //   1. Q [S_q x q_dim], K [S_kv x kv_dim] and V^T [kv_dim x S_kv] projected (FULLY_CONNECTED,
 //      mha_s8_project_rows rows a gemm_s8_staged);
 //      K's row sums per head (times -z_Q, [kv_heads x S_kv]: a row's keys in a run) and V^T's row
-//      sums, which carry the zero points below (every row sum here, Q's and the probabilities'
-//      too, by row_sums_s8).
+//      sums over the keys' first 16, 32, ... (mha_s8_key_chunk), which carry the zero points
+//      below (every row sum here, Q's and the probabilities' too, by row_sums_s8).
 //   2. Per block of mha_s8_attend_rows query rows and head (their products one gemm_s8_staged
 //      each: on the DSP variant the rows widened once into the arena's stage, buf.packed), per
 //      row: its int32 Q K^T sums over the keys the causal mask leaves, requantized to int8
 //      scores; the unmasked ones (packed when other masks are given) put through TFLite's softmax
 //      (softmax_s8_row: the reference's bytes, its exps from the layer's table), the masked ones
-//      -128; then P V over every key (a masked key's probability is -128, whose weight p + 128
-//      is 0) into the context row.
+//      -128; then P V into the context row, over the keys the block's last row reaches rounded
+//      up to 16 (every key in forward_reference()): the keys past a row's own are masked, whose
+//      probability -128 has the weight p + 128 = 0.
 //   3. out = FULLY_CONNECTED(context), written in the caller's layout.
 // forward_reference() runs the kernels' references (gemm_s8_ref, requantize_s8_ref, softmax_s8_ref).
 // Compiled once, an instance per rounding and path (emha/detail/mha_s8_plan.hpp's mha_s8_general);
@@ -20,7 +21,7 @@
 // Zero points leave the inner products: gemm_s8 sums raw int8 products and each zero point comes
 // back through a row sum,
 //   sum_d (q - z_Q)(k - z_K) = sum q k - z_K sum q - z_Q sum k + d_k z_Q z_K
-//   sum_j (p + 128)(v - z_V) = sum p v + 128 sum v - z_V (sum p + 128 S_kv),
+//   sum_j (p + 128)(v - z_V) = sum p v + 128 sum v - z_V (sum p + 128 K)   (j < K keys),
 // the int32 values TFLite's loops compute (combined modulo 2^32: the parts may overflow where the
 // total does not).
 
@@ -146,14 +147,20 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
                         softmax<R, Reference>(n, x, w, table, y, sums);
                       });
   }
-  row_sums<Reference>(rows, skv, buf.p, skv, p_sums);
-  gemm_staged<Reference>(rows, dk, skv, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk, buf);
+  // P V over the first `keys` keys: the reach rounded up to mha_s8_key_chunk (at most S_kv, at
+  // least one chunk); the probabilities past the reach are -128, whose weight is 0. The reference
+  // takes every key, so that the tests comparing the two check the shortcut.
+  const std::size_t chunks = reach ? (reach + mha_s8_key_chunk - 1) / mha_s8_key_chunk : 1;
+  const std::size_t keys = !Reference && chunks * mha_s8_key_chunk < skv ? chunks * mha_s8_key_chunk : skv;
+  const std::int32_t* v_sums = buf.v_sums + (keys ? (keys - 1) / mha_s8_key_chunk : 0) * kv + g * dk;
+  row_sums<Reference>(rows, keys, buf.p, skv, p_sums);
+  gemm_staged<Reference>(rows, dk, keys, buf.p, skv, buf.vt + g * dk * skv, skv, buf.sums, dk, buf);
   const auto zv = std::uint32_t(w.zero_point_v);
   for (std::size_t r = 0; r < rows; ++r) {
     std::int32_t* sums = buf.sums + r * dk;
-    const std::uint32_t weights = std::uint32_t(p_sums[r]) + 128u * std::uint32_t(skv);  // sum (p + 128)
+    const std::uint32_t weights = std::uint32_t(p_sums[r]) + 128u * std::uint32_t(keys);  // sum (p + 128)
     for (std::size_t c = 0; c < dk; ++c)
-      sums[c] = wrap_sum(sums[c], 128u * std::uint32_t(buf.v_sums[g * dk + c]), 0u - zv * weights);
+      sums[c] = wrap_sum(sums[c], 128u * std::uint32_t(v_sums[c]), 0u - zv * weights);
     requant<R, Reference>(dk, sums, nullptr, &w.context, 0, w.zero_point_context,
                           buf.context + (i0 + r) * q_dim + h * dk, 1);
   }
@@ -175,7 +182,13 @@ void sequence(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& tab
     row_sums<Reference>(skv, dk, buf.k + g * dk, kv, buf.k_sums + g * skv);
   for (std::size_t j = 0; j < skv * d.kv_heads; ++j)
     buf.k_sums[j] = wrap_sum(0u, 0u - std::uint32_t(w.zero_point_q) * std::uint32_t(buf.k_sums[j]));
-  row_sums<Reference>(kv, skv, buf.vt, skv, buf.v_sums);
+  // V^T's row sums over the first 16, 32, ... keys (the last prefix ends at S_kv)
+  for (std::size_t j = 0; j < skv; j += mha_s8_key_chunk) {
+    std::int32_t* v_sums = buf.v_sums + j / mha_s8_key_chunk * kv;
+    row_sums<Reference>(kv, skv - j < mha_s8_key_chunk ? skv - j : mha_s8_key_chunk, buf.vt + j, skv, v_sums);
+    if (j > 0)
+      for (std::size_t c = 0; c < kv; ++c) v_sums[c] = wrap_sum(std::uint32_t(v_sums[c]), std::uint32_t(v_sums[c - kv]));
+  }
   for (std::size_t h = 0; h < d.heads; ++h)
     for (std::size_t i = 0; i < sq; i += mha_s8_attend_rows) {
       const std::size_t rows = sq - i < mha_s8_attend_rows ? sq - i : mha_s8_attend_rows;

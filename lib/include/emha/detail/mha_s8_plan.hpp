@@ -42,7 +42,8 @@ constexpr MhaDims checked_dims_s8() noexcept {
 
 // The arena of one forward(), per sequence (reused across the batch):
 //   Q [S_q x q_dim], K [S_kv x kv_dim], V^T [kv_dim x S_kv], the context [S_q x q_dim] (int8);
-//   K's row sums [kv_heads x S_kv] and V^T's [kv_dim] (int32); int32 sums of mha_s8_attend_rows
+//   K's row sums [kv_heads x S_kv] and V^T's over the keys' prefixes of mha_s8_key_chunk
+//   [ceil(S_kv / 16) x kv_dim] (int32); int32 sums of mha_s8_attend_rows
 //   query rows' keys or of mha_s8_project_rows projected rows [6 x max(S_kv, widths)], and those
 //   query rows' Q and probability row sums [2 x 6] (int32; off the stack); one query
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
@@ -51,6 +52,10 @@ constexpr MhaDims checked_dims_s8() noexcept {
 //   each.
 inline constexpr std::size_t mha_s8_project_rows = gemm_s8_stage_rows;  // rows a projection's gemm takes at once
 inline constexpr std::size_t mha_s8_attend_rows = gemm_s8_stage_rows;  // query rows the attention's gemms take
+// P V runs over the keys a block of query rows reaches, rounded up to a multiple of this (16:
+// Helium's step; the causal blocks skip the masked rest), and V^T's row sums are kept for each
+// such prefix of the keys.
+inline constexpr std::size_t mha_s8_key_chunk = 16;
 // Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
 // block of query rows; 0 where no pass packs, so that no other target's arena grows.
 #if defined(__x86_64__) || defined(_M_X64)
@@ -85,7 +90,7 @@ constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   const std::size_t stage = mha_s8_stage ? 2 * gemm_s8_stage_len(k_max) : 0;  // int16
   const std::size_t packed = rows_in > probs ? rows_in : probs;
   return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
-          skv * d.kv_heads * 4, kv * 4, sums * 4, 2 * mha_s8_attend_rows * 4, (3 + mha_s8_attend_rows) * skv,
+          skv * d.kv_heads * 4, (skv + mha_s8_key_chunk - 1) / mha_s8_key_chunk * kv * 4, sums * 4, 2 * mha_s8_attend_rows * 4, (3 + mha_s8_attend_rows) * skv,
           packed > stage ? packed : stage};
 }
 constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
