@@ -7,7 +7,8 @@
 // pairwise must not saturate), and nothing written past n. gemm_s8_staged likewise for m 1-13
 // (two blocks of its staged rows and every leftover), with a stage of exactly gemm_s8_stage_len(k),
 // one int16 short of it (gemm_s8's path), starting 4-byte aligned or not, or none; nothing
-// written past the stage. row_sums_s8 over every tail and offset.
+// written past the stage. gemm_s8 over long rows (k 144-300). row_sums_s8 over every tail and
+// offset.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,20 @@ void fill(std::int8_t* x, std::size_t count, std::uint64_t seed, bool extreme) {
     emha::test::fill_int8(x, count, seed);
 }
 
+// Adds to bad the sums of c (m x n, rows ldc apart) that differ from an int64 loop over a and b
+// (k each), and to written the entries of c's rows past n that are no longer -5.
+void tally(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
+           std::size_t ldb, const std::int32_t* c, std::size_t& bad, std::size_t& written) {
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      std::int64_t want = 0;
+      for (std::size_t p = 0; p < k; ++p) want += std::int64_t(a[i * lda + p]) * b[j * ldb + p];
+      bad += c[i * ldc + j] != want;
+    }
+    for (std::size_t j = n; j < ldc; ++j) written += c[i * ldc + j] != -5;
+  }
+}
+
 }  // namespace
 
 EMHA_TEST_CASE("gemm_s8 over every tail gives exact int32 sums") {
@@ -44,20 +59,40 @@ EMHA_TEST_CASE("gemm_s8 over every tail gives exact int32 sums") {
           for (std::size_t i = 0; i < max_m * ldc; ++i) g_c[i] = g_c_ref[i] = -5;
           emha::gemm_s8(m, n, k, g_a, lda, g_b, lda, g_c, ldc);
           emha::gemm_s8_ref(m, n, k, g_a, lda, g_b, lda, g_c_ref, ldc);
-          for (std::size_t i = 0; i < m; ++i) {
-            for (std::size_t j = 0; j < n; ++j) {
-              std::int64_t want = 0;
-              for (std::size_t p = 0; p < k; ++p) want += std::int64_t(g_a[i * lda + p]) * g_b[j * lda + p];
-              bad += g_c[i * ldc + j] != want;
-              bad_ref += g_c_ref[i * ldc + j] != want;
-            }
-            for (std::size_t j = n; j < ldc; ++j) written += g_c[i * ldc + j] != -5;
-          }
+          tally(m, n, k, g_a, lda, g_b, lda, g_c, bad, written);
+          tally(m, n, k, g_a, lda, g_b, lda, g_c_ref, bad_ref, written);
           ++cases;
         }
   EMHA_CHECK(cases > 5000);
   EMHA_CHECK(bad == 0);
   EMHA_CHECK(bad_ref == 0);
+  EMHA_CHECK(written == 0);
+}
+
+// Long rows: k 144-300, which Helium's 2 x 4 blocks enter at each of their unrolled steps (9 to
+// 16 steps of 16) and leave to its 2 x 3 blocks past 16 steps, with and without k's tail; m 1-3,
+// n 1-9, as above.
+namespace {
+constexpr std::size_t long_k = 300, long_ld = long_k + pad;
+std::int8_t g_la[3 * long_ld], g_lb[max_n * long_ld];
+}  // namespace
+
+EMHA_TEST_CASE("gemm_s8 over long rows gives exact int32 sums") {
+  constexpr std::size_t ks[] = {144, 160, 176, 192, 208, 224, 240, 255, 256, 257, 271, 272, 273, long_k};
+  std::size_t bad = 0, written = 0, cases = 0;
+  for (int extreme = 0; extreme < 2; ++extreme)
+    for (std::size_t m = 1; m <= 3; ++m)
+      for (std::size_t n = 1; n <= max_n; ++n)
+        for (std::size_t k : ks) {
+          fill(g_la, sizeof g_la, 3 * k + m, extreme);
+          fill(g_lb, sizeof g_lb, 5 * k + n + 3000, extreme);
+          for (std::size_t i = 0; i < max_m * ldc; ++i) g_c[i] = -5;
+          emha::gemm_s8(m, n, k, g_la, long_ld, g_lb, long_ld, g_c, ldc);
+          tally(m, n, k, g_la, long_ld, g_lb, long_ld, g_c, bad, written);
+          ++cases;
+        }
+  EMHA_CHECK(cases == 2 * 3 * max_n * (sizeof ks / sizeof ks[0]));
+  EMHA_CHECK(bad == 0);
   EMHA_CHECK(written == 0);
 }
 
@@ -85,14 +120,7 @@ EMHA_TEST_CASE("gemm_s8_staged over every tail and stage gives exact int32 sums"
             std::int16_t* stage = stage_case == 3 ? nullptr : g_stage + offset;
             if (stage_case == 3) len = 0;
             emha::gemm_s8_staged(m, n, k, g_sa, lda, g_b, lda, g_sc, ldc, stage, len);
-            for (std::size_t i = 0; i < m; ++i) {
-              for (std::size_t j = 0; j < n; ++j) {
-                std::int64_t want = 0;
-                for (std::size_t p = 0; p < k; ++p) want += std::int64_t(g_sa[i * lda + p]) * g_b[j * lda + p];
-                bad += g_sc[i * ldc + j] != want;
-              }
-              for (std::size_t j = n; j < ldc; ++j) written += g_sc[i * ldc + j] != -5;
-            }
+            tally(m, n, k, g_sa, lda, g_b, lda, g_sc, bad, written);
             for (std::size_t i = 0; i < stage_cap; ++i)
               stage_over += (i < offset || i >= offset + len) && g_stage[i] != 777;
             ++cases;

@@ -5,7 +5,7 @@
 // against requantize_s8_ref over every count of lanes and tail (n 0-37: two vectors of 16 lanes
 // and every tail of 4, 8 or 16), per channel and per tensor, with and without a bias, strided
 // output, zero points at both ends, sums that land in int8 and sums that saturate. Nothing is
-// written past the n outputs.
+// written past the n outputs. requantize_s8_channels over every row and channel tail.
 
 #include <cstddef>
 #include <cstdint>
@@ -115,4 +115,48 @@ EMHA_TEST_CASE("requantize_s8 rounds the divide's ties half away from zero at sm
         }
   EMHA_CHECK(cases == 32);
   EMHA_CHECK(wrong == 0);
+}
+
+// requantize_s8_channels against requantize_s8_channels_ref: m 1-7 rows (none, one and two
+// blocks of three and every leftover), n 0-13 channels (up to three vectors of 4 and every
+// tail), acc's rows padded, y row-major or transposed (V^T's layout), with and without a bias,
+// both roundings. Nothing is written outside the m x n outputs.
+EMHA_TEST_CASE("requantize_s8_channels over every row and channel tail gives the reference's bytes") {
+  constexpr std::size_t max_m = 7, max_c = 13, lda = max_c + 3, y_len = (max_m + 2) * (max_c + 2);
+  static std::int32_t acc[max_m * lda], bias[max_c];
+  static QuantizedMultiplier q[max_c];
+  static std::int8_t y[y_len], y_ref[y_len];
+  std::size_t wrong = 0, written = 0, cases = 0;
+  std::uint32_t seed = 11;
+  for (int r = 0; r < 2; ++r)
+    for (std::size_t m = 1; m <= max_m; ++m)
+      for (std::size_t n = 0; n <= max_c; ++n)
+        for (int transposed = 0; transposed < 2; ++transposed)
+          for (int with_bias = 0; with_bias < 2; ++with_bias) {
+            const Rounding rounding = r ? Rounding::single_rounding : Rounding::double_rounding;
+            for (std::size_t j = 0; j < max_c; ++j) {
+              const std::int32_t shift = std::int32_t(next(seed) % 30) - 26;  // [-26, 3]
+              q[j] = {std::int32_t((1u << 30) | (next(seed) >> 2)), shift};
+              bias[j] = std::int32_t(next(seed) % 2001) - 1000;
+              const std::int32_t span = shift >= 0 ? 200 : std::int32_t(200u << (-shift > 22 ? 22 : -shift));
+              for (std::size_t i = 0; i < max_m; ++i)
+                acc[i * lda + j] = std::int32_t(next(seed) % std::uint32_t(2 * span + 1)) - span;
+            }
+            acc[0] = n % 3 == 0 ? INT32_MIN : n % 3 == 1 ? INT32_MAX : acc[0];
+            const std::int32_t zp = n % 2 ? -128 : 127 - std::int32_t(n);
+            const std::size_t y_row = transposed ? 1 : max_c + 2, y_col = transposed ? max_m + 2 : 1;
+            for (std::size_t i = 0; i < y_len; ++i) y[i] = y_ref[i] = 55;
+            const std::int32_t* b = with_bias ? bias : nullptr;
+            emha::requantize_s8_channels(m, n, acc, lda, b, q, rounding, zp, y, y_row, y_col);
+            emha::requantize_s8_channels_ref(m, n, acc, lda, b, q, rounding, zp, y_ref, y_row, y_col);
+            for (std::size_t i = 0; i < y_len; ++i) {
+              const std::size_t row = transposed ? i % y_col : i / y_row, col = transposed ? i / y_col : i % y_row;
+              wrong += y[i] != y_ref[i];
+              written += (row >= m || col >= n) && y[i] != 55;
+            }
+            ++cases;
+          }
+  EMHA_CHECK(cases == 2 * max_m * (max_c + 1) * 4);
+  EMHA_CHECK(wrong == 0);
+  EMHA_CHECK(written == 0);
 }

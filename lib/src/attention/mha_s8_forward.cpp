@@ -110,9 +110,13 @@ void project(std::size_t m, std::size_t in, Rows<const std::int8_t> x, const Pro
     for (std::size_t i = 0; i < m; i += mha_s8_project_rows) {
       const std::size_t block = m - i < mha_s8_project_rows ? m - i : mha_s8_project_rows;
       gemm_staged<Reference>(block, cols, in, x.p + i * x.ld, x.ld, wj, in, sums, cols, buf);
-      for (std::size_t r = 0; r < block; ++r)
-        requant<R, Reference>(cols, sums + r * cols, bias, p.multiplier.data + j, 1, zero_point,
-                              y + (i + r) * y_row + j * y_col, y_col);
+      std::int8_t* yij = y + i * y_row + j * y_col;
+      if constexpr (Reference)
+        requantize_s8_channels_ref(block, cols, sums, cols, bias, p.multiplier.data + j, R, zero_point, yij, y_row,
+                                   y_col);
+      else
+        emha::requantize_s8_channels(block, cols, sums, cols, bias, p.multiplier.data + j, R, zero_point, yij, y_row,
+                                     y_col);
     }
   }
 }

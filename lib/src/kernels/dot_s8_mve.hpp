@@ -103,6 +103,91 @@ struct DotS8 {
 #undef EMHA_MVE_BLOCKS
 #undef EMHA_MVE_STEP
   }
+
+  // blocks_2x4's most steps: its asm has the steps after the first unrolled (no register is left
+  // for a loop counter), 15 of them, 56 bytes each.
+  static constexpr std::size_t wide_steps = 16;
+  // blocks_2x3's contract for blocks of four rows of b (the next block 4 ldb on), steps in
+  // [1, wide_steps]. Its eight sums take every even core register, lr too, and its six pointers
+  // every odd one, r7 saved and restored here (GCC may keep its frame pointer there); the state
+  // lives on the stack. A block's own instructions are 18 (4 STRD), its steps 14 (6 loads, 8
+  // VMLADAVA): per sum 2.25 and 1.75 against blocks_2x3's 3.7 and 1.83. The first step is
+  // VMLADAV; LDR PC then enters the unrolled VMLADAVA steps where steps - 1 of them are left.
+  static void blocks_2x4(std::size_t blocks, std::size_t steps, const std::int8_t* a, std::size_t lda,
+                         const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+    struct State {  // the first seven words are pushed as they are, the entry after them
+      const std::int8_t *x0, *x1;
+      std::size_t delta, ldb;  // delta: ldb - 16 steps
+      std::int32_t* c;
+      std::size_t ldc_bytes;
+      const std::int32_t* c_end;  // c past the last block
+      std::size_t skipped;        // the unrolled steps' bytes not run: 56 (wide_steps - steps)
+      const std::int8_t* before;  // b - delta, where a block before b would end
+    };
+    const std::size_t delta = ldb - 16 * steps;
+    State state{a, a + lda, delta, ldb, c, ldc * sizeof(std::int32_t), c + 4 * blocks, 56 * (wide_steps - steps),
+                b - delta};
+    static_assert(offsetof(State, skipped) == 28 && offsetof(State, before) == 32);  // the asm's offsets
+    register State* at __asm__("r0") = &state;
+// One step of 16: a's two rows against the block's four of b, by op (VMLADAV: the first); 56 bytes.
+#define EMHA_MVE_STEP4(op)    \
+  "vldrb.8 q0, [r1], #16\n"   \
+  "vldrb.8 q1, [r3], #16\n"   \
+  "vldrb.8 q2, [r5], #16\n"   \
+  op ".s8 r0, q2, q0\n"       \
+  op ".s8 r8, q2, q1\n"       \
+  "vldrb.8 q2, [r7], #16\n"   \
+  op ".s8 r2, q2, q0\n"       \
+  op ".s8 r10, q2, q1\n"      \
+  "vldrb.8 q2, [r9], #16\n"   \
+  op ".s8 r4, q2, q0\n"       \
+  op ".s8 r12, q2, q1\n"      \
+  "vldrb.8 q2, [r11], #16\n"  \
+  op ".s8 r6, q2, q0\n"       \
+  op ".s8 lr, q2, q1\n"
+    __asm__ volatile(
+        "push {r7}\n"
+        "ldr r11, [r0, #32]\n" /* as if a block had ended before b */
+        "ldr r1, [r0, #28]\n"
+        "adr.w r2, 2f\n"
+        "add r10, r2, r1\n"
+        "orr r10, r10, #1\n" /* the entry, a Thumb address */
+        "ldm r0, {r2, r3, r4, r5, r6, r8, r9}\n"
+        "push {r2, r3, r4, r5, r6, r8, r9, r10}\n" /* sp: x0 x1 delta ldb c ldc_bytes c_end entry */
+        "0:\n"
+        "ldrd r1, r3, [sp, #8]\n" /* delta, ldb */
+        "add r5, r11, r1\n"        /* y0: the last block's y3 end + delta */
+        "add r7, r5, r3\n"
+        "add r9, r7, r3\n"
+        "add r11, r9, r3\n"
+        "ldrd r1, r3, [sp, #0]\n" /* x0, x1 */
+        EMHA_MVE_STEP4("vmladav")
+        "ldr pc, [sp, #28]\n"
+        "2:\n"
+        ".rept 15\n" EMHA_MVE_STEP4("vmladava") ".endr\n"
+        "3:\n"
+        ".if 3b - 2b - 15 * 56\n"
+        ".error \"blocks_2x4: a step is not 56 bytes\"\n"
+        ".endif\n"
+        "ldrd r1, r3, [sp, #16]\n" /* c, ldc in bytes */
+        "strd r0, r2, [r1]\n"
+        "strd r4, r6, [r1, #8]\n"
+        "add r3, r3, r1\n" /* c's second row */
+        "strd r8, r10, [r3]\n"
+        "strd r12, lr, [r3, #8]\n"
+        "add r1, r1, #16\n" /* the next block's c */
+        "str r1, [sp, #16]\n"
+        "ldr r3, [sp, #24]\n"
+        "cmp r1, r3\n"
+        "bne 0b\n"
+        "add sp, sp, #32\n"
+        "pop {r7}\n"
+        : "+r"(at)
+        :
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "cc",
+          "memory");
+#undef EMHA_MVE_STEP4
+  }
 };
 
 }  // namespace EMHA_ISA

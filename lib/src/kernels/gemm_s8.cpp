@@ -252,15 +252,23 @@ inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, cons
   }
 }
 
-// Two rows of a against the first 3 (n / 3) rows of b, by DotS8::blocks_2x3 (Helium), then k's
-// scalar tail added to each; and where n % 3 is 2 and k has no tail, the last two as well.
-// Returns the rows of b done (none where k < 16). The corrections are 0 there.
+// Two rows of a against b's rows (Helium), then k's scalar tail added to each. Up to
+// DotS8::wide_steps steps and n >= 4: DotS8::blocks_2x4's blocks, n's last n % 4 by one more
+// block over b's last four (the sums of the first of them written again, the same values), all
+// n done. Else the first 3 (n / 3) by DotS8::blocks_2x3, and where n % 3 is 2 and k has no tail,
+// the last two as well. Returns the rows of b done (none where k < 16). The corrections are 0.
 template <class T = D>
 inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
                               const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
   static_assert(!T::offset);
   const std::size_t kv = k - k % T::step, blocks = n / 3;
   if (blocks == 0 || kv == 0) return 0;  // k < 16: block<2, 1> sums the tails alone
+  if (n >= 4 && kv / T::step <= T::wide_steps) {
+    T::blocks_2x4(n / 4, kv / T::step, a, lda, b, ldb, c, ldc);
+    if (n % 4) T::blocks_2x4(1, kv / T::step, a, lda, b + (n - 4) * ldb, ldb, c + (n - 4), ldc);
+    add_tails(2, n, kv, k, a, lda, b, ldb, c, ldc);
+    return n;
+  }
   T::blocks_2x3(blocks, kv / T::step, a, lda, b, ldb, c, ldc);
   add_tails(2, 3 * blocks, kv, k, a, lda, b, ldb, c, ldc);
   if (n % 3 == 2 && kv == k) {  // the last two rows of b: one more block over b's last three, the

@@ -3,7 +3,7 @@
 // where the target has RequantLanes (requant_arch.hpp; on AVX-512 the last one masked; on Helium
 // the layer's two uses by asm loops, requant_mve.hpp), else a
 // scalar loop with 32-bit shifts (scalar_part); the reference's loop for the rest and for single
-// rounding. Integer arithmetic: the same bytes either way.
+// rounding. Integer arithmetic: the same bytes either way. requantize_s8_channels: rows of it.
 
 #include "emha/kernels/requantize_s8.hpp"
 #include "emha/kernels/requantize_s8_ref.hpp"
@@ -53,8 +53,10 @@ std::size_t lanes_loop(std::size_t n, const std::int32_t* acc, const std::int32_
 
 // The four uses' loops chosen by name here and in scalar_part (a dispatcher through a generic
 // lambda cost the M4's -Os build 10k instructions a forward: its loops were no longer inlined).
+// Inlined: outlined (GCC 12 did once requantize_s8_channels called requantize_s8 too), every
+// call paid for a second one.
 template <class V = RequantLanes>
-std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
+[[gnu::always_inline]] inline std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
                         const QuantizedMultiplier* q, std::size_t q_step, std::int32_t zero_point, std::int8_t* y,
                         std::size_t ldy) noexcept {
   if constexpr (V::lanes > 0) {
@@ -142,6 +144,27 @@ void requantize_s8(std::size_t n, const std::int32_t* acc, const std::int32_t* b
   }
   requantize_s8_ref(n - j, acc + j, bias ? bias + j : nullptr, q + j * q_step, q_step, rounding, zero_point,
                     y + j * ldy, ldy);
+}
+
+// Helium: three rows at a time by channel_rows_mve (double rounding with a bias), its whole
+// vectors of channels; the rest, and every row elsewhere, by requantize_s8 row by row (this
+// variant's: qualified, as ADL also finds emha::requantize_s8).
+void requantize_s8_channels(std::size_t m, std::size_t n, const std::int32_t* acc, std::size_t lda,
+                            const std::int32_t* bias, const QuantizedMultiplier* q, Rounding rounding,
+                            std::int32_t zero_point, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept {
+  std::size_t i = 0;
+  if constexpr (has_mve_loops)
+    if (rounding == Rounding::double_rounding && bias)
+      for (; i + 3 <= m; i += 3) {
+        const std::int32_t* a = acc + i * lda;
+        std::int8_t* yi = y + i * y_row;
+        const std::size_t j = channel_rows_mve(n, a, lda, bias, q, zero_point, yi, y_row, y_col);
+        for (std::size_t r = 0; r < 3 && j < n; ++r)
+          detail::requantize_s8(n - j, a + r * lda + j, bias + j, q + j, 1, rounding, zero_point, yi + r * y_row + j * y_col,
+                        y_col);
+      }
+  for (; i < m; ++i)
+    detail::requantize_s8(n, acc + i * lda, bias, q, 1, rounding, zero_point, y + i * y_row, y_col);
 }
 
 }  // namespace EMHA_ISA

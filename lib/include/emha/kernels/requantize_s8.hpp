@@ -19,4 +19,12 @@ void requantize_s8(std::size_t n, const std::int32_t* acc, const std::int32_t* b
                    std::size_t q_step, Rounding rounding, std::int32_t zero_point, std::int8_t* y,
                    std::size_t ldy) noexcept;
 
+// requantize_s8 of m rows of n channels, a multiplier q[j] per channel j (and a bias[j] where
+// bias is not null): y[i * y_row + j * y_col] from acc[i * lda + j] for i < m, j < n (a
+// FULLY_CONNECTED's outputs). The same bytes as m calls of requantize_s8 with q_step 1; the
+// channels' multipliers are read once for several rows (Helium: three rows a vector of channels).
+void requantize_s8_channels(std::size_t m, std::size_t n, const std::int32_t* acc, std::size_t lda,
+                            const std::int32_t* bias, const QuantizedMultiplier* q, Rounding rounding,
+                            std::int32_t zero_point, std::int8_t* y, std::size_t y_row, std::size_t y_col) noexcept;
+
 }  // namespace emha

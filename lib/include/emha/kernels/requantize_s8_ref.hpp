@@ -34,4 +34,12 @@ inline void requantize_s8_ref(std::size_t n, const std::int32_t* acc, const std:
     detail::requantize_s8_rows<Rounding::double_rounding>(n, acc, bias, q, q_step, zero_point, y, ldy);
 }
 
+inline void requantize_s8_channels_ref(std::size_t m, std::size_t n, const std::int32_t* acc, std::size_t lda,
+                                       const std::int32_t* bias, const QuantizedMultiplier* q, Rounding rounding,
+                                       std::int32_t zero_point, std::int8_t* y, std::size_t y_row,
+                                       std::size_t y_col) noexcept {
+  for (std::size_t i = 0; i < m; ++i)
+    requantize_s8_ref(n, acc + i * lda, bias, q, 1, rounding, zero_point, y + i * y_row, y_col);
+}
+
 }  // namespace emha
