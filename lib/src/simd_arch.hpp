@@ -29,6 +29,13 @@
 #define EMHA_SIMD 1
 #endif
 
+// Asm that pushes onto the stack begins with EMHA_ASM_STACK(bytes): a non-allocated section of
+// the object (dropped by the link: no flash) records the asm's address and its bytes, which
+// tests/firmware/stack_budget.py adds to the frame of the function the asm lands in (the
+// compiler's frame sizes do not see them).
+#define EMHA_ASM_STACK(bytes) \
+  ".pushsection .emha_asm_stack, \"\"\n.word 9f, " #bytes "\n.popsection\n9:\n"
+
 #if EMHA_SIMD
 #include <xsimd/config/xsimd_config.hpp>
 #if !defined(XSIMD_NO_SUPPORTED_ARCHITECTURE)

@@ -3,7 +3,8 @@
 """Worst-case stack of emha's public entry points on a Cortex-M build, from the call down.
 
 emha's own functions: the call graphs gcc writes with -fcallgraph-info=su (one <object>.ci per
-object of libemha.a: every function's frame in bytes and its direct calls). The C and runtime
+object of libemha.a: every function's frame in bytes and its direct calls), plus what an asm
+inside one pushes (EMHA_ASM_STACK's records in the objects' .emha_asm_stack sections). The C and runtime
 library functions emha calls (expf, memset, __aeabi_uldivmod, ...) have no .ci: their frames are
 read off the linked firmware's disassembly (push/stmdb/vpush/sub sp/str..[sp, #-N]!) and their
 calls followed the same way. A frame the compiler calls dynamic, a recursion, an indirect call or
@@ -131,6 +132,42 @@ def read_library_frames(elf, objdump):
     return funcs
 
 
+def read_asm_stack(ci_dir, objdump):
+    """Mangled function -> the most bytes an asm inside it pushes, from the (address, bytes) pairs
+    EMHA_ASM_STACK records in the section .emha_asm_stack of emha's objects (lib/src/simd_arch.hpp;
+    not allocated, so the link drops it): each address is relocated against its function's own
+    section (-ffunction-sections). The compiler's frame sizes (.ci) do not count an asm's pushes.
+    Asm blocks run one after another, so the largest counts, not their sum."""
+    objs = [str(p) for p in pathlib.Path(ci_dir).rglob("*.o*") if p.suffix in (".o", ".obj")]
+    rel = subprocess.run([objdump, "-r", "-j", ".emha_asm_stack", *objs], capture_output=True, text=True).stdout
+    dump = subprocess.run([objdump, "-s", "-j", ".emha_asm_stack", *objs], capture_output=True, text=True).stdout
+    relocs, data, current = {}, {}, None
+    for line in rel.splitlines():
+        f = line.split()
+        if "file format" in line:
+            current = line.split(":")[0]
+        elif current and len(f) == 3 and f[1].startswith("R_ARM_"):
+            relocs.setdefault(current, []).append((int(f[0], 16), f[2]))
+    for line in dump.splitlines():
+        f = line.split()
+        if "file format" in line:
+            current = line.split(":")[0]
+        elif current and len(f) >= 2 and re.fullmatch(r"[0-9a-f]{4,8}", f[0]):
+            for word in f[1:5]:
+                if not re.fullmatch(r"[0-9a-f]{2,8}", word):
+                    break
+                data.setdefault(current, bytearray()).extend(bytes.fromhex(word))
+    extra = {}
+    for obj, entries in relocs.items():
+        for offset, section in entries:
+            if not section.startswith(".text."):
+                sys.exit(f"stack_budget: {obj}: an asm's pushes recorded against {section}, not a function's "
+                         "own section (-ffunction-sections?)")
+            fn = section[len(".text."):]
+            extra[fn] = max(extra.get(fn, 0), int.from_bytes(data[obj][offset + 4:offset + 8], "little"))
+    return extra
+
+
 def library_depth(library, sym, memo, elf, tails):
     """(bytes, chain) of the deepest path from `sym` down, on the image's disassembly alone."""
     if sym in memo:
@@ -189,6 +226,7 @@ def main():
     frames, names, calls = read_callgraphs(args.ci_dir)
     bind_parallel_for(frames, names, calls)
     library = read_library_frames(args.elf, args.objdump)
+    asm_stack = read_asm_stack(args.ci_dir, args.objdump)
     referenced = referenced_symbols(args.ci_dir, args.objdump)
     tails = tail_calls(args.ci_dir, args.objdump)
     builtin_alias = {"__builtin_memset": "memset", "__builtin_memcpy": "memcpy"}
@@ -204,6 +242,7 @@ def main():
         active.add(title)
         if frames.get(title) is not None:
             own, children, name = frames[title], calls.get(title, ()), names[title]
+            own += asm_stack.get(title.rsplit(":", 1)[-1], 0)
             resolve = worst
         else:
             sym = builtin_alias.get(title, title)

@@ -33,13 +33,13 @@ void fill(std::int8_t* x, std::size_t count, std::uint64_t seed, bool extreme) {
 }
 
 // Adds to bad the sums of c (m x n, rows ldc apart) that differ from an int64 loop over a and b
-// (k each), and to written the entries of c's rows past n that are no longer -5.
-void tally(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda, const std::int8_t* b,
-           std::size_t ldb, const std::int32_t* c, std::size_t& bad, std::size_t& written) {
+// (k each, rows a_ld and b_ld apart), and to written the entries of c's rows past n that are no longer -5.
+void tally(std::size_t m, std::size_t n, std::size_t k, const std::int8_t* a, std::size_t a_ld, const std::int8_t* b,
+           std::size_t b_ld, const std::int32_t* c, std::size_t& bad, std::size_t& written) {
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       std::int64_t want = 0;
-      for (std::size_t p = 0; p < k; ++p) want += std::int64_t(a[i * lda + p]) * b[j * ldb + p];
+      for (std::size_t p = 0; p < k; ++p) want += std::int64_t(a[i * a_ld + p]) * b[j * b_ld + p];
       bad += c[i * ldc + j] != want;
     }
     for (std::size_t j = n; j < ldc; ++j) written += c[i * ldc + j] != -5;

@@ -14,12 +14,12 @@
 //                         false elsewhere (no load_offset, no unit)
 //   DotS8::rows           rows of a gemm_s8 blocks together (4 with AVX-512's 32 vector registers,
 //                         2 where the registers hold 2 x 4 accumulators and the operands, 2 x 2
-//                         on Cortex-M4/M7, 2 x 3 on Helium; 1 on the scalar path)
+//                         on Cortex-M4/M7, 2 x 3 (and 2 x 4) on Helium; 1 on the scalar path)
 //   DotS8::cols           rows of b a block of several rows of a takes (4 where absent; 2 on
 //                         Cortex-M4/M7, whose 14 core registers hold 2 x 2 sums, 3 pointers and 4
-//                         operands; 3
-//                         on Helium, whose VMLADAVA sums into the 7 even core registers: 6 sums
-//                         and 5 pointers)
+//                         operands; 3 on Helium, whose VMLADAVA sums into even core registers: 6
+//                         sums and 5 pointers, or 8 and 6 with lr and r7 as well, where
+//                         blocks_2x4 takes them)
 //   DotS8::sum4(s, t)     t[j] = sum(s[j]) for j < 4, where one reduction of four is cheaper than
 //                         four (x86: VPHADDD; aarch64: ADDP); absent elsewhere (gemm_s8 then calls
 //                         sum four times)
@@ -32,8 +32,8 @@
 //   aarch64 with +dotprod         SDOT (Cortex-A55, A76: 16 per step)
 //   aarch64, armv7 NEON           SMULL/VMULL.S8 to int16, SADALP/VPADAL.S16 (16 per step; two
 //                                 int8 products can overflow int16, one cannot)
-//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step), 2 x 3 blocks, their
-//                                 loop in asm (blocks_2x3): dot_s8_mve.hpp
+//   Cortex-M55 (Helium)           VMLADAVA.S8 into one int32 (16 per step), 2 x 4 blocks up to
+//                                 16 steps, else 2 x 3, their loops in asm: dot_s8_mve.hpp
 //   Cortex-M4/M7, armv6 (DSP)     SXTB16 (and with ROR #8) + SMLAD, two pairs per instruction,
 //                                 2 x 2 blocks, a's two rows widened once for all of b's
 //                                 (widen_2), the blocks' loop in asm (blocks_2x2); 4 to 6 rows

@@ -109,7 +109,7 @@ struct DotS8 {
   "smlad r3, r10, lr, r3\n"    \
   "smlad r3, r11, r12, r3\n"
     __asm__ volatile(
-        "push {" EMHA_DSP_FP ", r12}\n"  // r12 (the state) at [sp, #4]
+        EMHA_ASM_STACK(8) "push {" EMHA_DSP_FP ", r12}\n"  // r12 (the state) at [sp, #4]
         "0:\n"
         "ldr r4, [r12, #0]\n"       // x's pairs
         "ldrd r8, r9, [r12, #4]\n"  // b, ldb
@@ -216,7 +216,7 @@ struct DotS8 {
   "sxtb16 lr, r12\n"            \
   "sxtb16 r12, r12, ror #8\n" ROWS(ROW)
 #define EMHA_DSP_STAGED(ROWS, STORE)                                                              \
-  __asm__ volatile("push {" EMHA_DSP_FP ", r12}\n" /* r12 (the state) at [sp, #4] */              \
+  __asm__ volatile(EMHA_ASM_STACK(8) "push {" EMHA_DSP_FP ", r12}\n" /* r12 (the state) at [sp, #4] */ \
                    "ldr r10, [r12, #4]\n"          /* b_0 */                                      \
                    "ldr r7, [r12, #12]\n"          /* the pairs' end */                           \
                    "ldr r11, [r12, #28]\n" /* an odd number after the first: the turn's second */ \

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DotS8 (dot_s8_arch.hpp's contract) for Cortex-M55's Helium: VMLADAVA.S8 sums 16 int8 products
-// into one core register; 2 x 3 blocks, their loop over blocks in asm (blocks_2x3). Included by
-// dot_s8_arch.hpp where EMHA_SIMD_MVE is set.
+// into one core register; 2 x 4 blocks up to 16 steps (blocks_2x4), else 2 x 3 (blocks_2x3), each
+// loop over blocks in asm. Included by dot_s8_arch.hpp where EMHA_SIMD_MVE is set.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,8 +16,8 @@ namespace emha::detail {
 inline namespace EMHA_ISA {
 
 struct DotS8 {
-  static constexpr std::size_t rows = 2;  // 2 x 3 blocks: VMLADAVA's sums in six even core registers
-  static constexpr std::size_t cols = 3;
+  static constexpr std::size_t rows = 2;  // 2 x 3 blocks (2 x 4 in blocks_2x4): VMLADAVA's sums
+  static constexpr std::size_t cols = 3;  // in even core registers
   static constexpr std::size_t step = 16;
   static constexpr bool offset = false;
   using in = int8x16_t;
@@ -108,26 +108,30 @@ struct DotS8 {
   // for a loop counter), 15 of them, 56 bytes each.
   static constexpr std::size_t wide_steps = 16;
   // blocks_2x3's contract for blocks of four rows of b (the next block 4 ldb on), steps in
-  // [1, wide_steps]. Its eight sums take every even core register, lr too, and its six pointers
+  // [1, wide_steps], then where back > 0 one more block `back` rows of b (1 to 3) before where
+  // the next would begin (overlapping the last: n % 4 rows of b past the whole blocks, the
+  // others' sums written again, the same values). Its eight sums take every even core register, lr too, and its six pointers
   // every odd one, r7 saved and restored here (GCC may keep its frame pointer there); the state
   // lives on the stack. A block's own instructions are 18 (4 STRD), its steps 14 (6 loads, 8
   // VMLADAVA): per sum 2.25 and 1.75 against blocks_2x3's 3.7 and 1.83. The first step is
   // VMLADAV; LDR PC then enters the unrolled VMLADAVA steps where steps - 1 of them are left.
-  static void blocks_2x4(std::size_t blocks, std::size_t steps, const std::int8_t* a, std::size_t lda,
-                         const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
-    struct State {  // the first seven words are pushed as they are, the entry after them
+  static void blocks_2x4(std::size_t blocks, std::size_t back, std::size_t steps, const std::int8_t* a,
+                         std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                         std::size_t ldc) noexcept {
+    struct State {  // the first seven words are pushed as they are, the entry and back after them
       const std::int8_t *x0, *x1;
       std::size_t delta, ldb;  // delta: ldb - 16 steps
       std::int32_t* c;
       std::size_t ldc_bytes;
       const std::int32_t* c_end;  // c past the last block
       std::size_t skipped;        // the unrolled steps' bytes not run: 56 (wide_steps - steps)
+      std::size_t back;
       const std::int8_t* before;  // b - delta, where a block before b would end
     };
     const std::size_t delta = ldb - 16 * steps;
-    State state{a, a + lda, delta, ldb, c, ldc * sizeof(std::int32_t), c + 4 * blocks, 56 * (wide_steps - steps),
-                b - delta};
-    static_assert(offsetof(State, skipped) == 28 && offsetof(State, before) == 32);  // the asm's offsets
+    State state{a, a + lda, delta, ldb, c, ldc * sizeof(std::int32_t), c + 4 * blocks,
+                56 * (wide_steps - steps), back, b - delta};
+    static_assert(offsetof(State, skipped) == 28 && offsetof(State, before) == 36);  // the asm's offsets
     register State* at __asm__("r0") = &state;
 // One step of 16: a's two rows against the block's four of b, by op (VMLADAV: the first); 56 bytes.
 #define EMHA_MVE_STEP4(op)    \
@@ -146,14 +150,16 @@ struct DotS8 {
   op ".s8 r6, q2, q0\n"       \
   op ".s8 lr, q2, q1\n"
     __asm__ volatile(
+        EMHA_ASM_STACK(40)
         "push {r7}\n"
-        "ldr r11, [r0, #32]\n" /* as if a block had ended before b */
+        "ldr r11, [r0, #36]\n" /* as if a block had ended before b */
         "ldr r1, [r0, #28]\n"
         "adr.w r2, 2f\n"
         "add r10, r2, r1\n"
         "orr r10, r10, #1\n" /* the entry, a Thumb address */
+        "ldr r12, [r0, #32]\n"
         "ldm r0, {r2, r3, r4, r5, r6, r8, r9}\n"
-        "push {r2, r3, r4, r5, r6, r8, r9, r10}\n" /* sp: x0 x1 delta ldb c ldc_bytes c_end entry */
+        "push {r2, r3, r4, r5, r6, r8, r9, r10, r12}\n" /* sp: x0 x1 delta ldb c ldc_bytes c_end entry back */
         "0:\n"
         "ldrd r1, r3, [sp, #8]\n" /* delta, ldb */
         "add r5, r11, r1\n"        /* y0: the last block's y3 end + delta */
@@ -180,7 +186,19 @@ struct DotS8 {
         "ldr r3, [sp, #24]\n"
         "cmp r1, r3\n"
         "bne 0b\n"
-        "add sp, sp, #32\n"
+        "ldr r3, [sp, #32]\n" /* back */
+        "cbz r3, 4f\n"
+        "movs r2, #0\n"
+        "str r2, [sp, #32]\n" /* once */
+        "ldr r2, [sp, #12]\n"
+        "mls r11, r3, r2, r11\n"     /* b back rows */
+        "sub r1, r1, r3, lsl #2\n"   /* c back columns */
+        "str r1, [sp, #16]\n"
+        "add r3, r1, #16\n"
+        "str r3, [sp, #24]\n" /* one block */
+        "b 0b\n"
+        "4:\n"
+        "add sp, sp, #36\n"
         "pop {r7}\n"
         : "+r"(at)
         :

@@ -258,14 +258,13 @@ inline void block_4x4(std::size_t k, const std::int8_t* a, std::size_t lda, cons
 // n done. Else the first 3 (n / 3) by DotS8::blocks_2x3, and where n % 3 is 2 and k has no tail,
 // the last two as well. Returns the rows of b done (none where k < 16). The corrections are 0.
 template <class T = D>
-inline std::size_t blocks_2x3(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
-                              const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
+inline std::size_t blocks_helium(std::size_t n, std::size_t k, const std::int8_t* a, std::size_t lda,
+                                 const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) noexcept {
   static_assert(!T::offset);
   const std::size_t kv = k - k % T::step, blocks = n / 3;
   if (blocks == 0 || kv == 0) return 0;  // k < 16: block<2, 1> sums the tails alone
   if (n >= 4 && kv / T::step <= T::wide_steps) {
-    T::blocks_2x4(n / 4, kv / T::step, a, lda, b, ldb, c, ldc);
-    if (n % 4) T::blocks_2x4(1, kv / T::step, a, lda, b + (n - 4) * ldb, ldb, c + (n - 4), ldc);
+    T::blocks_2x4(n / 4, n % 4 ? 4 - n % 4 : 0, kv / T::step, a, lda, b, ldb, c, ldc);
     add_tails(2, n, kv, k, a, lda, b, ldb, c, ldc);
     return n;
   }
@@ -298,8 +297,8 @@ template <std::size_t R>
   for (std::size_t r = 0; r < R; ++r) corr[r] = std::uint32_t(correction<D>(k - k % D::step, k, a + r * lda));
   std::size_t j = 0;
   constexpr std::size_t C = R > 1 ? Cols<D>::value : 4;
-  if constexpr (R == 2 && C == 3)  // DotS8::cols 3: Helium, the loop over blocks in asm
-    j = blocks_2x3(n, k, a, lda, b, ldb, c, ldc);
+  if constexpr (R == 2 && C == 3)  // DotS8::cols 3: Helium, the loops over blocks in asm
+    j = blocks_helium(n, k, a, lda, b, ldb, c, ldc);
   else if constexpr (R == 2 && C == 2)  // DotS8::cols 2: Cortex-M4/M7, the same
     j = blocks_2x2(n, k, a, lda, b, ldb, c, ldc);
   else
