@@ -154,7 +154,7 @@ void attend_rows(const MhaDims& d, const MhaS8Weights& w, const SoftmaxS8Table& 
   // P V over the first `keys` keys: the reach rounded up to mha_s8_key_chunk (at most S_kv, at
   // least one chunk); the probabilities past the reach are -128, whose weight is 0. The reference
   // takes every key, so that the tests comparing the two check the shortcut.
-  const std::size_t chunks = reach ? (reach + mha_s8_key_chunk - 1) / mha_s8_key_chunk : 1;
+  const std::size_t chunks = mha_s8_key_chunks(reach);
   const std::size_t keys = !Reference && chunks * mha_s8_key_chunk < skv ? chunks * mha_s8_key_chunk : skv;
   const std::int32_t* v_sums = buf.v_sums + (keys ? (keys - 1) / mha_s8_key_chunk : 0) * kv + g * dk;
   row_sums<Reference>(rows, keys, buf.p, skv, p_sums);

@@ -110,9 +110,9 @@ struct DotS8 {
   // blocks_2x3's contract for blocks of four rows of b (the next block 4 ldb on), steps in
   // [1, wide_steps], then where back > 0 one more block `back` rows of b (1 to 3) before where
   // the next would begin (overlapping the last: n % 4 rows of b past the whole blocks, the
-  // others' sums written again, the same values). Its eight sums take every even core register, lr too, and its six pointers
-  // every odd one, r7 saved and restored here (GCC may keep its frame pointer there); the state
-  // lives on the stack. A block's own instructions are 18 (4 STRD), its steps 14 (6 loads, 8
+  // others' sums written again, the same values). Its eight sums take every even core register,
+  // lr too, and its six pointers every odd one, r7 saved and restored here (GCC may keep its
+  // frame pointer there); the state lives on the stack. A block's own instructions are 18 (4 STRD), its steps 14 (6 loads, 8
   // VMLADAVA): per sum 2.25 and 1.75 against blocks_2x3's 3.7 and 1.83. The first step is
   // VMLADAV; LDR PC then enters the unrolled VMLADAVA steps where steps - 1 of them are left.
   static void blocks_2x4(std::size_t blocks, std::size_t back, std::size_t steps, const std::int8_t* a,

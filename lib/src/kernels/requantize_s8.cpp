@@ -163,8 +163,8 @@ void requantize_s8_channels(std::size_t m, std::size_t n, const std::int32_t* ac
         std::int8_t* yi = y + i * y_row;
         const std::size_t j = channel_rows_mve(n, a, lda, bias, q, zero_point, yi, y_row, y_col);
         for (std::size_t r = 0; r < 3 && j < n; ++r)
-          detail::requantize_s8(n - j, a + r * lda + j, bias + j, q + j, 1, rounding, zero_point, yi + r * y_row + j * y_col,
-                        y_col);
+          detail::requantize_s8(n - j, a + r * lda + j, bias + j, q + j, 1, rounding, zero_point,
+                                yi + r * y_row + j * y_col, y_col);
       }
   for (; i < m; ++i)
     detail::requantize_s8(n, acc + i * lda, bias, q, 1, rounding, zero_point, y + i * y_row, y_col);

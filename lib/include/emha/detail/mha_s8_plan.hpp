@@ -56,6 +56,10 @@ inline constexpr std::size_t mha_s8_attend_rows = gemm_s8_stage_rows;  // query 
 // Helium's step; the causal blocks skip the masked rest), and V^T's row sums are kept for each
 // such prefix of the keys.
 inline constexpr std::size_t mha_s8_key_chunk = 16;
+// The prefixes of mha_s8_key_chunk keys that cover `keys` keys (at least one).
+constexpr std::size_t mha_s8_key_chunks(std::size_t keys) noexcept {
+  return keys ? (keys + mha_s8_key_chunk - 1) / mha_s8_key_chunk : 1;
+}
 // Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
 // block of query rows; 0 where no pass packs, so that no other target's arena grows.
 #if defined(__x86_64__) || defined(_M_X64)
@@ -89,9 +93,10 @@ constexpr MhaS8Arena mha_s8_arena(const MhaDims& d) noexcept {
   k_max = d.d_k() > k_max ? d.d_k() : k_max;
   const std::size_t stage = mha_s8_stage ? 2 * gemm_s8_stage_len(k_max) : 0;  // int16
   const std::size_t packed = rows_in > probs ? rows_in : probs;
-  return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),
-          skv * d.kv_heads * 4, (skv + mha_s8_key_chunk - 1) / mha_s8_key_chunk * kv * 4, sums * 4, 2 * mha_s8_attend_rows * 4, (3 + mha_s8_attend_rows) * skv,
-          packed > stage ? packed : stage};
+  return {d.max_seq_q * d.q_dim(), skv * kv, kv * skv, d.max_seq_q * d.q_dim(),  // q, k, vt, context
+          skv * d.kv_heads * 4, (skv + mha_s8_key_chunk - 1) / mha_s8_key_chunk * kv * 4,  // k_sums, v_sums
+          sums * 4, 2 * mha_s8_attend_rows * 4, (3 + mha_s8_attend_rows) * skv,  // sums, row_sums, row
+          packed > stage ? packed : stage};                                      // packed
 }
 constexpr std::size_t mha_s8_arena_bytes(const MhaDims& d) noexcept {
   const MhaS8Arena a = mha_s8_arena(d);

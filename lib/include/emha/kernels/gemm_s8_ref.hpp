@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Scalar references of gemm_s8 and row_sums_s8 (same contracts, emha/kernels/gemm_s8.hpp): the oracle of its tests
-// and of the full-integer layer's reference pass.
+// Scalar references of gemm_s8 and row_sums_s8 (same contracts, emha/kernels/gemm_s8.hpp): the
+// oracle of their tests and of the full-integer layer's reference pass.
 
 #include <cstddef>
 #include <cstdint>
