@@ -135,8 +135,13 @@ std::size_t scalar_part(std::size_t n, const std::int32_t* acc, const std::int32
 }  // namespace
 
 // One copy: neither inlined into requantize_s8_channels nor cloned for its q_step of 1 (GCC 12
-// did, 1.8 KiB more flash on Helium for no fewer instructions).
-[[gnu::noinline, gnu::noclone]] void requantize_s8(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
+// did, 1.8 KiB more flash on Helium for no fewer instructions; clang has no noclone).
+#if defined(__clang__)
+#define EMHA_NOCLONE
+#else
+#define EMHA_NOCLONE [[gnu::noclone]]
+#endif
+[[gnu::noinline]] EMHA_NOCLONE void requantize_s8(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
                                                    const QuantizedMultiplier* q, std::size_t q_step,
                                                    Rounding rounding, std::int32_t zero_point, std::int8_t* y,
                                                    std::size_t ldy) noexcept {
