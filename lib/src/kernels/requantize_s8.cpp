@@ -56,9 +56,10 @@ std::size_t lanes_loop(std::size_t n, const std::int32_t* acc, const std::int32_
 // Inlined: outlined (GCC 12 did once requantize_s8_channels called requantize_s8 too), every
 // call paid for a second one.
 template <class V = RequantLanes>
-[[gnu::always_inline]] inline std::size_t vector_part(std::size_t n, const std::int32_t* acc, const std::int32_t* bias,
-                        const QuantizedMultiplier* q, std::size_t q_step, std::int32_t zero_point, std::int8_t* y,
-                        std::size_t ldy) noexcept {
+[[gnu::always_inline]] inline std::size_t vector_part(std::size_t n, const std::int32_t* acc,
+                                                      const std::int32_t* bias, const QuantizedMultiplier* q,
+                                                      std::size_t q_step, std::int32_t zero_point, std::int8_t* y,
+                                                      std::size_t ldy) noexcept {
   if constexpr (V::lanes > 0) {
     if (n < V::lanes && !HasPart<V>::value) return 0;
     if constexpr (has_mve_loops) {  // requant_mve.hpp: the layer's uses in asm, the rest below
