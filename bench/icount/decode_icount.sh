@@ -8,6 +8,7 @@
 # Needs g++-aarch64-linux-gnu and qemu-user (tests/cross.sh's set-up installs both).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/trace_count.sh"
 root=$(cd "$here/../.." && pwd)
 cpu=${1:-cortex-a72}
 build=${EMHA_BUILD_ROOT:-$root/build}/icount-decode
@@ -18,10 +19,7 @@ cmake --build "$build/emha" -j "$(nproc)" >/dev/null
 aarch64-linux-gnu-g++ -O2 -std=c++17 -mcpu="$cpu" -DNDEBUG -I "$root/lib/include" "$here/decode_icount.cpp" \
   "$build/emha/lib/libemha.a" -o "$build/decode_icount"
 
-count() {  # executed instructions of one run
-  qemu-aarch64 -L / -cpu "$cpu" -singlestep -d exec,nochain -D /dev/stdout "$build/decode_icount" "$@" |
-    grep -c '^Trace'
-}
+count() { trace_count qemu-aarch64 -L / -cpu "$cpu" "$build/decode_icount" "$@"; }  # one run
 printf 'decode step, (256, 4 heads, 2 K/V heads) at 64 cached positions, aarch64 %s (qemu instruction counts)\n' "$cpu"
 printf '%-22s %14s %10s\n' variant instructions "vs float"
 base=0

@@ -13,6 +13,7 @@
 # python3-torch's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/trace_count.sh"
 root=$(cd "$here/../.." && pwd)
 n=${1:-128}
 cpu=${2:-cortex-a72}
@@ -62,9 +63,7 @@ fi
 "$triplet-g++" "${flags[@]}" "$here/gemm_icount.cpp" "${libs[@]}" -o "$build/gemm_icount"
 
 count() {  # executed instructions of one run
-  OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=$coretype \
-    "$qemu" -L / -cpu "$cpu" -singlestep -d exec,nochain -D /dev/stdout "$build/gemm_icount" "$@" |
-    grep -c '^Trace'
+  OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=$coretype trace_count "$qemu" -L / -cpu "$cpu" "$build/gemm_icount" "$@"
 }
 
 flop=$((2 * n * n * n))

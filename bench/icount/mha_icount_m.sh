@@ -9,6 +9,7 @@
 # Build tree: ${EMHA_BUILD_ROOT:-build}/icount-<core>[-scalar]. Instructions, not cycles.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/trace_count.sh"
 root=$(cd "$here/../.." && pwd)
 core=${1:-cortex-m55}
 [ $# -gt 0 ] && shift
@@ -25,9 +26,8 @@ cmake -S "$root/tests/firmware" -B "$build" --toolchain "$root/toolchains/$core.
   -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build "$build" -j "${EMHA_JOBS:-$(nproc)}" --target emha_icount_mha_1 emha_icount_mha_3 >/dev/null
 count() {
-  qemu-system-arm -M "$board" -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -singlestep -d exec,nochain -D /dev/stdout \
-    -kernel "$1" | grep -c '^Trace'
+  trace_count qemu-system-arm -M "$board" -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$1"
 }
 one=$(count "$build/bench-device/emha_icount_mha_1.elf")
 three=$(count "$build/bench-device/emha_icount_mha_3.elf")

@@ -8,6 +8,7 @@
 #   bash bench/icount/s8_icount.sh aarch64 [cpu=cortex-a72]     (cortex-a76: SDOT)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/trace_count.sh"
 root=$(cd "$here/../.." && pwd)
 target=${1:?cortex-m4, cortex-m7, cortex-m55 or aarch64}
 shift
@@ -28,7 +29,7 @@ if [ "$target" = aarch64 ]; then
       done
     done
   done
-  count() { qemu-aarch64 -L / -cpu "$cpu" -singlestep -d exec,nochain -D /dev/stdout "$1" | grep -c '^Trace'; }
+  count() { trace_count qemu-aarch64 -L / -cpu "$cpu" "$1"; }
   label="aarch64 $cpu"
 else
   case $target in
@@ -45,9 +46,8 @@ else
   cmake --build "$build" -j "${EMHA_JOBS:-$(nproc)}" --target "${targets[@]}" >/dev/null
   build=$build/bench-device
   count() {
-    qemu-system-arm -M "$board" -nographic -monitor none -serial none \
-      -semihosting-config enable=on,target=native -singlestep -d exec,nochain -D /dev/stdout \
-      -kernel "$1.elf" | grep -c '^Trace'
+    trace_count qemu-system-arm -M "$board" -nographic -monitor none -serial none \
+      -semihosting-config enable=on,target=native -kernel "$1.elf"
   }
   label="$target ${*:-(toolchain defaults)}"
 fi
