@@ -10,9 +10,13 @@
 
 namespace emha {
 
+// Always inlined, like gemm_f32_ref: a kernel variant's reference path (RefKernels) calls it, and
+// an out-of-line copy compiled with one variant's flags could be the one every variant links
+// (tests/isa_symbols.sh; -O2 builds had kept one).
 template <class Acc = float>
-void layer_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
-                        std::size_t ldy, const float* gamma, const float* beta, float eps) noexcept {
+[[gnu::always_inline]] inline void layer_norm_f32_ref(std::size_t rows, std::size_t n, const float* x,
+                                                      std::size_t ldx, float* y, std::size_t ldy,
+                                                      const float* gamma, const float* beta, float eps) noexcept {
   if (n == 0) return;
   for (std::size_t i = 0; i < rows; ++i) {
     const float* xr = x + i * ldx;
@@ -30,9 +34,13 @@ void layer_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::si
   }
 }
 
+// Always inlined, like gemm_f32_ref: a kernel variant's reference path (RefKernels) calls it, and
+// an out-of-line copy compiled with one variant's flags could be the one every variant links
+// (tests/isa_symbols.sh; -O2 builds had kept one).
 template <class Acc = float>
-void rms_norm_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
-                      std::size_t ldy, const float* gamma, float eps) noexcept {
+[[gnu::always_inline]] inline void rms_norm_f32_ref(std::size_t rows, std::size_t n, const float* x,
+                                                    std::size_t ldx, float* y, std::size_t ldy,
+                                                    const float* gamma, float eps) noexcept {
   if (n == 0) return;
   for (std::size_t i = 0; i < rows; ++i) {
     const float* xr = x + i * ldx;

@@ -11,9 +11,13 @@
 
 namespace emha {
 
+// Always inlined, like gemm_f32_ref: a kernel variant's reference path (RefKernels) calls it, and
+// an out-of-line copy compiled with one variant's flags could be the one every variant links
+// (tests/isa_symbols.sh; -O2 builds had kept one).
 template <class Acc = float>
-void softmax_f32_ref(std::size_t rows, std::size_t n, const float* x, std::size_t ldx, float* y,
-                     std::size_t ldy, const SoftmaxOptions& o = {}) noexcept {
+[[gnu::always_inline]] inline void softmax_f32_ref(std::size_t rows, std::size_t n, const float* x,
+                                                   std::size_t ldx, float* y, std::size_t ldy,
+                                                   const SoftmaxOptions& o = {}) noexcept {
   const Acc neg_inf = -std::numeric_limits<Acc>::infinity();
   for (std::size_t i = 0; i < rows; ++i) {
     const float* xr = x + i * ldx;
