@@ -4,9 +4,9 @@
 # define out-of-line code only in their own namespace (emha::...::isa_<variant>). A weak symbol
 # outside it (an inline function or template of a header, compiled with this variant's flags)
 # could be the copy the linker keeps for every caller, other variants and the CPU-detection code
-# included, and carry instructions an older CPU lacks. The variants compile at -O2 or above in
-# every build type (lib/CMakeLists.txt), where those helpers inline; this test keeps it so (ctest,
-# every x86-64 build with run-time dispatch).
+# included, and carry instructions an older CPU lacks. Optimized builds inline those helpers
+# (MinSizeRel compiles the variants at -O2: lib/CMakeLists.txt); this test keeps it so (ctest,
+# Release, RelWithDebInfo and MinSizeRel builds with run-time dispatch).
 #   bash tests/isa_symbols.sh <object files of emha_isa_*>
 set -euo pipefail
 failed=0
