@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// Wall time of forward() and of a decode step on N workers, optionally beside a busy thread that
-// keeps one core occupied (a board's application, a neighbour process): the pool must degrade
-// gracefully (ports/posix/thread_pool.cpp). One process per worker count (workers start once).
+// The posix pool against the machine it runs on (ports/posix/thread_pool.cpp). With WORKERS
+// started, every case times three things in turn, 41 times, so that a neighbour's load drifting
+// over seconds falls on all three alike:
+//   pool:    one call on the pool (a Config with max_threads 16),
+//   one:     the same call on the caller alone (max_threads 1, the workers left idle),
+//   machine: two single-thread copies of that call at once, one on the caller and one on a thread
+//            of its own: what this machine gives two threads of the same work right now
+//            (2 x one when both get a whole core; more where they share a core, a cache, a bus,
+//            or where a neighbour holds one). Forwards only, and not beside the busy thread: two
+//            decode steps read twice the bytes the pool's one step reads.
+// With `busy`, a thread spins beside them all the time (a board's application, a neighbour).
 //   emha_worker_scaling WORKERS [busy]
-// prints "<case> <median us>" per case, medians of 41 timed runs of a few calls each, and checks
-// that every run gave one thread's bits.
+// prints "workers N", then "<case> <pool us> <one us> <machine us>" per case (medians of 41
+// blocks of a few calls each, per call; machine 0 when skipped), and fails when a call's bits
+// differ from the first one-thread call's (the pool must give one thread's bits).
 
 #include <algorithm>
 #include <atomic>
@@ -21,10 +30,10 @@
 
 namespace {
 
-template <std::size_t D, std::size_t H, std::size_t S, std::size_t Kv = S, std::size_t KvHeads = H>
+template <std::size_t D, std::size_t H, std::size_t S, std::size_t Kv, std::size_t KvHeads, std::size_t Threads>
 struct Cfg : emha::MhaConfig<D, H, S, Kv> {
   static constexpr std::size_t kv_heads = KvHeads;
-  static constexpr std::size_t max_threads = 16;
+  static constexpr std::size_t max_threads = Threads;
   static constexpr bool attention_weights = false;
 };
 
@@ -36,16 +45,58 @@ std::vector<float> random(std::size_t n, float scale, unsigned seed) {
   return v;
 }
 
-template <class Fn>
-double median_us(Fn&& fn, int calls) {
-  std::vector<double> t;
-  for (int r = 0; r < 41; ++r) {
-    const auto a = std::chrono::steady_clock::now();
+using Clock = std::chrono::steady_clock;
+double us_since(Clock::time_point a, int calls) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - a).count() / calls;
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The caller's and a second thread's copies of `calls` calls, started together after one untimed
+// call each: the slower's time per call.
+template <class Fn1, class Fn2>
+double both_us(Fn1&& a, Fn2&& b, int calls) {
+  std::atomic<int> ready{0};
+  double other = 0;
+  const auto timed = [&](auto& fn) {
+    fn();
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    const auto t = Clock::now();
     for (int k = 0; k < calls; ++k) fn();
-    t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count() / calls);
+    return us_since(t, calls);
+  };
+  std::thread second([&] { other = timed(b); });
+  const double mine = timed(a);
+  second.join();
+  return std::max(mine, other);
+}
+
+// Times pool(), one() and both copies (one() with one2()) in turn, 41 times, each block after a
+// millisecond's pause (the pool's workers go back to sleep) and one untimed call (which wakes
+// them: a block measures the steady state, as the calls of a sequence run).
+template <class Pool, class One, class One2>
+void measure(const char* name, Pool&& pool, One&& one, One2&& one2, int calls, bool machine) {
+  std::vector<double> tp, t1, tm;
+  const auto block = [calls](auto& fn) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    fn();
+    const auto t = Clock::now();
+    for (int k = 0; k < calls; ++k) fn();
+    return us_since(t, calls);
+  };
+  for (int r = 0; r < 41; ++r) {
+    tp.push_back(block(pool));
+    t1.push_back(block(one));
+    if (machine) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      tm.push_back(both_us(one, one2, calls));
+    }
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::printf("%s %.1f %.1f %.1f\n", name, median(tp), median(t1), machine ? median(tm) : 0.0);
 }
 
 struct Weights {
@@ -66,50 +117,69 @@ Weights weights(std::size_t d, std::size_t kv_dim) {
   return {random(rows * d, s, 1), random(rows, 0.1f, 2), random(d * d, s, 3), random(d, 0.1f, 4)};
 }
 
-// A forward at (S, D, H); returns false when its bits change between calls.
+bool same(const std::vector<float>& a, const std::vector<float>& b) {
+  return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// A forward at (S, D, H); returns false on an error or when any call's bits differ from the
+// first one-thread call's.
 template <std::size_t D, std::size_t H, std::size_t S>
-bool forward_case(const char* name) {
-  using C = Cfg<D, H, S>;
+bool forward_case(const char* name, bool machine) {
   const Weights w = weights(D, D);
-  auto m = std::make_unique<emha::MultiHeadAttention<C>>();
-  if (m->set_weights(w.view()) != emha::Status::ok) return false;
+  auto pool = std::make_unique<emha::MultiHeadAttention<Cfg<D, H, S, S, H, 16>>>();
+  auto one = std::make_unique<emha::MultiHeadAttention<Cfg<D, H, S, S, H, 1>>>();
+  auto one2 = std::make_unique<emha::MultiHeadAttention<Cfg<D, H, S, S, H, 1>>>();
+  bool ok = pool->set_weights(w.view()) == emha::Status::ok && one->set_weights(w.view()) == emha::Status::ok &&
+            one2->set_weights(w.view()) == emha::Status::ok;
   const std::vector<float> x = random(S * D, 1.0f, 5);
-  std::vector<float> y(S * D), first(S * D);
+  std::vector<float> first(S * D), yp(S * D), y1(S * D), y2(S * D);
   const emha::AttentionShape shape{S, S, 1};
   const emha::Span<const float> in{x.data(), x.size()};
-  bool same = m->forward(shape, in, in, in, {first.data(), first.size()}) == emha::Status::ok;
-  const double us = median_us([&] { m->forward(shape, in, in, in, {y.data(), y.size()}); }, 3);
-  same = same && std::memcmp(y.data(), first.data(), y.size() * sizeof(float)) == 0;
-  std::printf("%s %.1f\n", name, us);
-  return same;
+  // call(model, y, ok): one forward into y; ok turns false on an error (one flag per thread).
+  const auto call = [&](auto& m, std::vector<float>& y, bool& good) {
+    good = m->forward(shape, in, in, in, {y.data(), y.size()}) == emha::Status::ok && good;
+  };
+  bool ok_pool = true, ok_one = true, ok_one2 = true;
+  call(one, first, ok_one);
+  measure(name, [&] { call(pool, yp, ok_pool); }, [&] { call(one, y1, ok_one); }, [&] { call(one2, y2, ok_one2); },
+          3, machine);
+  return ok && ok_pool && ok_one && ok_one2 && same(yp, first) && same(y1, first) && (!machine || same(y2, first));
 }
 
 // One token over a KvCache holding `held` positions (D, H, KvHeads K/V heads): the step is
 // repeated on the same cache state (the cache's length is reset), so every step reads `held`
 // positions.
+template <std::size_t D, std::size_t H, std::size_t Held, std::size_t KvHeads, std::size_t Threads>
+struct Decoder {
+  using C = Cfg<D, H, 1, Held + 1, KvHeads, Threads>;
+  std::unique_ptr<emha::MultiHeadAttention<C>> m = std::make_unique<emha::MultiHeadAttention<C>>();
+  std::unique_ptr<emha::KvCache<C>> cache = std::make_unique<emha::KvCache<C>>();
+  emha::ForwardOptions o;
+  bool ok = true;
+
+  Decoder(const Weights& w, const std::vector<float>& x) {
+    o.masks.causal = true;
+    ok = m->set_weights(w.view()) == emha::Status::ok;
+    std::vector<float> y(D);
+    for (std::size_t p = 0; p < Held; ++p)
+      ok = ok && m->forward({1, p + 1, 1}, {x.data() + p * D, D}, {y.data(), D}, *cache, o) == emha::Status::ok;
+  }
+  void step(const std::vector<float>& x, std::vector<float>& y) {
+    ok = m->forward({1, Held + 1, 1}, {x.data() + Held * D, D}, {y.data(), D}, *cache, o) == emha::Status::ok && ok;
+    cache->truncate(0, Held);
+  }
+};
+
 template <std::size_t D, std::size_t H, std::size_t Held, std::size_t KvHeads = H>
 bool decode_case(const char* name) {
-  using C = Cfg<D, H, 1, Held + 1, KvHeads>;
   const Weights w = weights(D, D / H * KvHeads);
-  auto m = std::make_unique<emha::MultiHeadAttention<C>>();
-  auto cache = std::make_unique<emha::KvCache<C>>();
-  if (m->set_weights(w.view()) != emha::Status::ok) return false;
   const std::vector<float> x = random((Held + 1) * D, 1.0f, 6);
-  std::vector<float> y(D), first(D);
-  emha::ForwardOptions o;
-  o.masks.causal = true;
-  for (std::size_t p = 0; p < Held; ++p)
-    if (m->forward({1, p + 1, 1}, {x.data() + p * D, D}, {y.data(), D}, *cache, o) != emha::Status::ok) return false;
-  const auto step = [&](float* out) {
-    const emha::Status s = m->forward({1, Held + 1, 1}, {x.data() + Held * D, D}, {out, D}, *cache, o);
-    cache->truncate(0, Held);
-    return s;
-  };
-  bool same = step(first.data()) == emha::Status::ok;
-  const double us = median_us([&] { step(y.data()); }, 20);
-  same = same && std::memcmp(y.data(), first.data(), y.size() * sizeof(float)) == 0;
-  std::printf("%s %.1f\n", name, us);
-  return same;
+  Decoder<D, H, Held, KvHeads, 16> pool(w, x);
+  Decoder<D, H, Held, KvHeads, 1> one(w, x);
+  std::vector<float> first(D), yp(D), y1(D);
+  one.step(x, first);
+  measure(name, [&] { pool.step(x, yp); }, [&] { one.step(x, y1); }, [] {}, 20, false);
+  return pool.ok && one.ok && same(yp, first) && same(y1, first);
 }
 
 }  // namespace
@@ -120,20 +190,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::size_t workers = emha::port::start_workers(std::strtoul(argv[1], nullptr, 10));
+  const bool busy_thread = argc > 2 && std::strcmp(argv[2], "busy") == 0;
   std::atomic<bool> stop{false};
   std::thread busy;
-  if (argc > 2 && std::strcmp(argv[2], "busy") == 0)
+  if (busy_thread)
     busy = std::thread([&stop] {
       volatile unsigned long spin = 0;
       while (!stop.load(std::memory_order_relaxed)) spin = spin + 1;
     });
   std::printf("workers %zu\n", workers);
-  bool ok = forward_case<256, 8, 128>("forward_128_256_8");
-  ok = forward_case<512, 8, 256>("forward_256_512_8") && ok;
+  const bool machine = !busy_thread;
+  bool ok = forward_case<256, 8, 128>("forward_128_256_8", machine);
+  ok = forward_case<512, 8, 256>("forward_256_512_8", machine) && ok;
   ok = decode_case<512, 8, 2048>("decode_2048_512_8") && ok;
   ok = decode_case<512, 8, 2048, 1>("decode_2048_512_8_mqa") && ok;
   stop = true;
   if (busy.joinable()) busy.join();
-  if (!ok) std::fprintf(stderr, "emha_worker_scaling: an error, or bits that changed between calls\n");
+  if (!ok) std::fprintf(stderr, "emha_worker_scaling: an error, or bits that differ from one thread's\n");
   return ok ? 0 : 1;
 }
