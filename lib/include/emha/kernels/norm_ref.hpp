@@ -10,9 +10,7 @@
 
 namespace emha {
 
-// Always inlined, like gemm_f32_ref: a kernel variant's reference path (RefKernels) calls it, and
-// an out-of-line copy compiled with one variant's flags could be the one every variant links
-// (tests/isa_symbols.sh; -O2 builds had kept one).
+// Always inlined, for gemm_f32_ref's reason (gemm_ref.hpp).
 template <class Acc = float>
 [[gnu::always_inline]] inline void layer_norm_f32_ref(std::size_t rows, std::size_t n, const float* x,
                                                       std::size_t ldx, float* y, std::size_t ldy,
@@ -34,9 +32,7 @@ template <class Acc = float>
   }
 }
 
-// Always inlined, like gemm_f32_ref: a kernel variant's reference path (RefKernels) calls it, and
-// an out-of-line copy compiled with one variant's flags could be the one every variant links
-// (tests/isa_symbols.sh; -O2 builds had kept one).
+// Always inlined, for gemm_f32_ref's reason (gemm_ref.hpp).
 template <class Acc = float>
 [[gnu::always_inline]] inline void rms_norm_f32_ref(std::size_t rows, std::size_t n, const float* x,
                                                     std::size_t ldx, float* y, std::size_t ldy,
