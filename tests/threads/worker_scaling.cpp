@@ -49,6 +49,8 @@ using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point a, int calls) {
   return std::chrono::duration<double, std::micro>(Clock::now() - a).count() / calls;
 }
+// The pause before each timed block: the pool's idle workers go back to sleep.
+void rest() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -82,7 +84,7 @@ template <class Pool, class One, class One2>
 void measure(const char* name, Pool&& pool, One&& one, One2&& one2, int calls, bool machine) {
   std::vector<double> tp, t1, tm;
   const auto block = [calls](auto& fn) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    rest();
     fn();
     const auto t = Clock::now();
     for (int k = 0; k < calls; ++k) fn();
@@ -92,7 +94,7 @@ void measure(const char* name, Pool&& pool, One&& one, One2&& one2, int calls, b
     tp.push_back(block(pool));
     t1.push_back(block(one));
     if (machine) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      rest();
       tm.push_back(both_us(one, one2, calls));
     }
   }
