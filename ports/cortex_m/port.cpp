@@ -162,9 +162,9 @@ std::uint64_t now_ns() noexcept {
 
 const char* name() noexcept { return "cortex_m"; }
 
-// No threads: parallel_for runs every task on the caller, in order.
-void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept {
-  for (std::size_t i = 0; i < tasks; ++i) task(context, i);
+// No threads: parallel_for runs every item on the caller, in order, in slot 0.
+void parallel_for(std::size_t items, std::size_t, ParallelTask task, void* context) noexcept {
+  for (std::size_t i = 0; i < items; ++i) task(context, i, 0);
 }
 std::size_t workers() noexcept { return 1; }
 std::size_t start_workers(std::size_t) noexcept { return 1; }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Threads (emha::port::parallel_for, Config::max_threads): every task runs once, and a forward
+// Threads (emha::port::parallel_for, Config::max_threads): every item runs once, and a forward
 // pass split over workers gives the same bits as one thread, on every path and mask.
 
 #include <doctest/doctest.h>
@@ -83,19 +83,19 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-TEST_CASE("parallel_for runs every task exactly once, on the started workers") {
+TEST_CASE("parallel_for runs every item exactly once, on the started workers") {
   const std::size_t workers = emha::port::start_workers(2);
   CHECK(workers == 2);
   CHECK(emha::port::workers() == 2);
   CHECK(emha::port::start_workers(4) == 2);  // once, at init
-  for (std::size_t tasks : {0u, 1u, 2u, 3u, 17u, 1000u}) {
-    std::vector<std::atomic<int>> runs(tasks);
-    emha::port::parallel_for(tasks, [](void* c, std::size_t i) noexcept {
-      (*static_cast<std::vector<std::atomic<int>>*>(c))[i].fetch_add(1);
+  for (std::size_t items : {0u, 1u, 2u, 3u, 17u, 1000u}) {
+    std::vector<std::atomic<int>> runs(items);
+    emha::port::parallel_for(items, 2, [](void* c, std::size_t i, std::size_t slot) noexcept {
+      if (slot < 2) (*static_cast<std::vector<std::atomic<int>>*>(c))[i].fetch_add(1);
     }, &runs);
     std::size_t once = 0;
     for (auto& r : runs) once += r.load() == 1;
-    CHECK(once == tasks);
+    CHECK(once == items);
   }
 }
 

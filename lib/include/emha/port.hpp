@@ -21,17 +21,19 @@ std::uint64_t now_ns() noexcept;
 std::uint64_t cycles() noexcept;
 std::uint64_t cycles_per_second() noexcept;
 
-// Threads. parallel_for(tasks, task, context) calls task(context, i) once for every i in
-// [0, tasks), on any of the workers, and returns when every call has returned. Which thread runs
-// which task is not fixed: a task owns what its index names (emha gives task i scratch slot i),
-// so results never depend on it. Calls from several threads at once are serialized. posix: a
-// fixed set of threads the application starts once at init, outside any no-heap zone (creating
-// a thread allocates its stack); until then, and on the cortex_m and none ports, the tasks run
-// one after another on the caller.
-using ParallelTask = void (*)(void* context, std::size_t task) noexcept;
-void parallel_for(std::size_t tasks, ParallelTask task, void* context) noexcept;
+// Threads. parallel_for(items, threads, task, context) calls task(context, i, slot) once for
+// every i in [0, items), on at most `threads` threads, the caller's included, and returns when
+// every call has returned. `slot` (< threads; the caller's is 0) names the thread a call runs on:
+// no two calls running at the same time share a slot, so a call may use scratch memory its slot
+// names (emha gives slot s the call arena's scratch slot s). Which thread runs which item is not
+// fixed, so results never depend on it. Calls from several threads at once are serialized.
+// posix: a fixed set of threads the application starts once at init, outside any no-heap zone
+// (creating a thread allocates its stack); until then, and on the cortex_m and none ports, the
+// items run one after another on the caller, in slot 0.
+using ParallelTask = void (*)(void* context, std::size_t item, std::size_t slot) noexcept;
+void parallel_for(std::size_t items, std::size_t threads, ParallelTask task, void* context) noexcept;
 
-// Threads parallel_for runs tasks on, the caller's included: 1 when it runs them serially.
+// Threads parallel_for runs items on, the caller's included: 1 when it runs them serially.
 std::size_t workers() noexcept;
 
 // Starts threads - 1 worker threads beside the caller's (posix; once, at init: a second call

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// A stage of the forward pass split over threads (emha::port::parallel_for). Each task owns a
-// scratch slot of the call's arena (its index names it, whichever thread runs it) and takes
-// items from a shared counter until none is left (a task on a thread that is slow, or shares
-// its core, takes fewer), and every item writes its own outputs with the code one thread would
-// run: results are bit-identical for any number of threads and any order.
+// A stage of the forward pass split over threads (emha::port::parallel_for). Its items are taken
+// one at a time by whichever thread is free (a thread that is slow, late or shares its core takes
+// fewer); each runs in the scratch slot of the call's arena that its thread's slot names, and
+// writes its own outputs with the code one thread would run: results are bit-identical for any
+// number of threads and any order.
 
 #include <atomic>
 #include <cstddef>
@@ -54,8 +54,9 @@ inline std::size_t stage_tasks(const TaskSlots& slots, std::size_t items, std::s
 #endif
 inline constexpr bool port_threads = EMHA_PORT_THREADS != 0;
 
-// body(item, arena) for every item in [0, items), in `tasks` tasks; the first error a task
-// meets ends that task and is returned (an arena sized by mha_arena_bytes never runs out).
+// body(item, arena) for every item in [0, items), on up to `tasks` threads; the first error an
+// item meets is returned, and the items not yet started then do nothing (an arena sized by
+// mha_arena_bytes never runs out).
 template <class Body>
 Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, const Body& body) noexcept {
   if (!port_threads || tasks == 1) {
@@ -66,21 +67,17 @@ Status for_items(const TaskSlots& slots, std::size_t items, std::size_t tasks, c
   struct Job {
     const Body* body;
     const TaskSlots* slots;
-    std::size_t items;
-    std::atomic<std::size_t> next;
     std::atomic<int> status;
   };
-  Job job{&body, &slots, items, {0}, {0}};
-  port::parallel_for(tasks, [](void* context, std::size_t t) noexcept {
+  Job job{&body, &slots, {0}};
+  port::parallel_for(items, tasks, [](void* context, std::size_t i, std::size_t slot) noexcept {
     Job& j = *static_cast<Job*>(context);
-    ArenaRef arena = j.slots->slot(t);
-    for (std::size_t i; (i = j.next.fetch_add(1, std::memory_order_relaxed)) < j.items;) {
-      const Status s = (*j.body)(i, arena);
-      if (s != Status::ok) {
-        int none = 0;
-        j.status.compare_exchange_strong(none, int(s));
-        return;
-      }
+    if (j.status.load(std::memory_order_relaxed) != 0) return;
+    ArenaRef arena = j.slots->slot(slot);
+    const Status s = (*j.body)(i, arena);
+    if (s != Status::ok) {
+      int none = 0;
+      j.status.compare_exchange_strong(none, int(s));
     }
   }, &job);
   return Status(job.status.load());
@@ -110,14 +107,15 @@ struct ProductW8 : Product {
 template <bool Int8>
 using ProductOf = std::conditional_t<Int8, ProductW8, Product>;
 
-// A product in column blocks, two per task when split (multiples of gemm_max_nr wide: the same
-// panels, so the same bits, as one call; two, so that a task on a slower core hands one over).
+// A product in column blocks, four per thread when split (multiples of gemm_max_nr wide: the same
+// panels, so the same bits, as one call; four, so that a thread on a slower or shared core takes
+// fewer and the others finish at nearly the same time).
 // Int8: W is int8 (gemm_w8a32); a compile-time choice, so that a float layer links no int8 GEMM.
 template <class K, bool Int8>
 Status run_product(const ProductOf<Int8>& p, const TaskSlots& slots) noexcept {
   const std::size_t w_bytes = Int8 ? 1 : sizeof(float);
   const std::size_t tasks = stage_tasks(slots, p.n, 2 * p.m * p.n * p.k, sizeof(float) * p.m * p.k + w_bytes * p.n * p.k);
-  const std::size_t parts = tasks > 1 ? 2 * tasks : 1;
+  const std::size_t parts = tasks > 1 ? 4 * tasks : 1;
   const std::size_t width = gemm_round_up((p.n + parts - 1) / parts, gemm_max_nr);
   const std::size_t blocks = (p.n + width - 1) / width;
   // Inlined into run_product's frame: a frame of its own takes Cortex-M4 -Os forward over the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The posix pool against the machine it runs on (ports/posix/thread_pool.cpp). With WORKERS
-// started, every case times three things in turn, 41 times, so that a neighbour's load drifting
-// over seconds falls on all three alike:
+// started, every case times three things in turn, block by block, so that a neighbour's load
+// drifting over seconds falls on all three alike:
 //   pool:    one call on the pool (a Config with max_threads 16),
 //   one:     the same call on the caller alone (max_threads 1, the workers left idle),
 //   machine: two single-thread copies of that call at once, one on the caller and one on a thread
@@ -9,11 +9,16 @@
 //            (2 x one when both get a whole core; more where they share a core, a cache, a bus,
 //            or where a neighbour holds one). Forwards only, and not beside the busy thread: two
 //            decode steps read twice the bytes the pool's one step reads.
-// With `busy`, a thread spins beside them all the time (a board's application, a neighbour).
-//   emha_worker_scaling WORKERS [busy]
-// prints "workers N", then "<case> <pool us> <one us> <machine us>" per case (medians of 41
-// blocks of a few calls each, per call; machine 0 when skipped), and fails when a call's bits
-// differ from the first one-thread call's (the pool must give one thread's bits).
+// A neighbour may run beside them all the time:
+//   busy:    a thread that spins without a pause (a board's application, a neighbour),
+//   bursty:  a thread that spins for 1-20 ms, sleeps for 1-20 ms, and again (uniform, seeded):
+//            intermittent load, where a pool must keep using the core whenever it is free.
+// The copies are timed in both modes, so each bar compares with the machine of the same moments.
+//   emha_worker_scaling WORKERS [busy|bursty]      (EMHA_WORKER_BLOCKS=N: N blocks, a short run)
+// prints "workers N", then "<case> <pool us> <one us> <machine us>" per case, per call (machine 0
+// when skipped): medians of 41 blocks of a few calls each, or with `bursty` means of 201 (under
+// bursts the time per call has two modes, and the mean is the throughput), and fails when a
+// call's bits differ from the first one-thread call's (the pool must give one thread's bits).
 
 #include <algorithm>
 #include <atomic>
@@ -51,10 +56,6 @@ double us_since(Clock::time_point a, int calls) {
 }
 // The pause before each timed block: the pool's idle workers go back to sleep.
 void rest() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // The caller's and a second thread's copies of `calls` calls, started together after one untimed
 // call each: the slower's time per call.
@@ -77,9 +78,25 @@ double both_us(Fn1&& a, Fn2&& b, int calls) {
   return std::max(mine, other);
 }
 
-// Times pool(), one() and both copies (one() with one2()) in turn, 41 times, each block after a
-// millisecond's pause (the pool's workers go back to sleep) and one untimed call (which wakes
-// them: a block measures the steady state, as the calls of a sequence run).
+// How the blocks are summarized (the mode's comment above).
+struct Summary {
+  int blocks = 41;
+  bool mean = false;
+  double of(std::vector<double> v) const {
+    if (mean) {
+      double sum = 0;
+      for (double x : v) sum += x;
+      return sum / double(v.size());
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
+};
+Summary g_summary;
+
+// Times pool(), one() and both copies (one() with one2()) in turn, block by block, each block
+// after a millisecond's pause (the pool's workers go back to sleep) and one untimed call (which
+// wakes them: a block measures the steady state, as the calls of a sequence run).
 template <class Pool, class One, class One2>
 void measure(const char* name, Pool&& pool, One&& one, One2&& one2, int calls, bool machine) {
   std::vector<double> tp, t1, tm;
@@ -90,7 +107,7 @@ void measure(const char* name, Pool&& pool, One&& one, One2&& one2, int calls, b
     for (int k = 0; k < calls; ++k) fn();
     return us_since(t, calls);
   };
-  for (int r = 0; r < 41; ++r) {
+  for (int r = 0; r < g_summary.blocks; ++r) {
     tp.push_back(block(pool));
     t1.push_back(block(one));
     if (machine) {
@@ -98,7 +115,8 @@ void measure(const char* name, Pool&& pool, One&& one, One2&& one2, int calls, b
       tm.push_back(both_us(one, one2, calls));
     }
   }
-  std::printf("%s %.1f %.1f %.1f\n", name, median(tp), median(t1), machine ? median(tm) : 0.0);
+  std::printf("%s %.1f %.1f %.1f\n", name, g_summary.of(tp), g_summary.of(t1), machine ? g_summary.of(tm) : 0.0);
+  std::fflush(stdout);
 }
 
 struct Weights {
@@ -188,17 +206,31 @@ bool decode_case(const char* name) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: emha_worker_scaling WORKERS [busy]\n");
+    std::fprintf(stderr, "usage: emha_worker_scaling WORKERS [busy|bursty]\n");
     return 2;
   }
   const std::size_t workers = emha::port::start_workers(std::strtoul(argv[1], nullptr, 10));
-  const bool busy_thread = argc > 2 && std::strcmp(argv[2], "busy") == 0;
+  const char* mode = argc > 2 ? argv[2] : "";
+  const bool busy_thread = std::strcmp(mode, "busy") == 0, bursty = std::strcmp(mode, "bursty") == 0;
+  if (bursty) g_summary = Summary{201, true};
+  if (const char* blocks = std::getenv("EMHA_WORKER_BLOCKS")) g_summary.blocks = std::max(1, std::atoi(blocks));
   std::atomic<bool> stop{false};
-  std::thread busy;
+  std::thread neighbour;
   if (busy_thread)
-    busy = std::thread([&stop] {
+    neighbour = std::thread([&stop] {
       volatile unsigned long spin = 0;
       while (!stop.load(std::memory_order_relaxed)) spin = spin + 1;
+    });
+  if (bursty)
+    neighbour = std::thread([&stop] {
+      std::mt19937 rng(11);
+      std::uniform_int_distribution<int> ms(1, 20);
+      volatile unsigned long spin = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        const auto until = Clock::now() + std::chrono::milliseconds(ms(rng));
+        while (Clock::now() < until) spin = spin + 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms(rng)));
+      }
     });
   std::printf("workers %zu\n", workers);
   const bool machine = !busy_thread;
@@ -207,7 +239,7 @@ int main(int argc, char** argv) {
   ok = decode_case<512, 8, 2048>("decode_2048_512_8") && ok;
   ok = decode_case<512, 8, 2048, 1>("decode_2048_512_8_mqa") && ok;
   stop = true;
-  if (busy.joinable()) busy.join();
+  if (neighbour.joinable()) neighbour.join();
   if (!ok) std::fprintf(stderr, "emha_worker_scaling: an error, or bits that differ from one thread's\n");
   return ok ? 0 : 1;
 }
