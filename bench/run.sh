@@ -9,13 +9,20 @@
 #   3. the PyTorch comparison, if /usr/bin/python3 can import torch,
 #   4. a decode step through the KvCache (bench/attention/bench_decode.cpp) against a read loop
 #      over its bytes, and PyTorch's step beside it (bench/torch_decode.py) if torch imports,
-#   5. the thread pool's scaling table, 1 .. 2 x CPUs workers (bench/worker_table.sh),
+#   5. the thread pool: its scaling over 1 .. 2 x CPUs workers and its bars beside a busy and a
+#      bursty neighbour, each met or missed (bench/threads/worker_table.sh),
 #   6. a plot of it all (GFLOP/s per configuration, the FMA peak lines) to bench.png beside the
 #      JSON files.
 # Every benchmark binary measures the FMA peak of each instruction set the CPU has and reports
 # "% of peak" of emha's own and "% best" of the machine's best. Takes a few minutes. Stops with a
-# non-zero status at the first failure.
+# non-zero status at the first failure of emha's own. Every peer is optional (OpenBLAS, Eigen,
+# oneDNN, XNNPACK, PyTorch, matplotlib): one that is missing or broken is named with the reason
+# on one line ("oneDNN: skipped (...)") and the rest runs without it.
+#   bash bench/run.sh [--short]   --short: one repetition of each benchmark, shorter runs, the
+#                                 same tables (the test suite runs it so; its numbers are rough)
 #   EMHA_BUILD_ROOT         where build trees go (default: build/); this one is bench-release
+#   EMHA_BENCH_BUILD        the build tree to use instead (an existing one keeps its settings:
+#                           the test suite passes its native Release tree)
 #   EMHA_JOBS               parallel build jobs (default: nproc)
 #   EMHA_BENCH_REPETITIONS  repetitions per MHA benchmark, medians reported (default: 20; the
 #                           GEMM benchmark runs 9, the PyTorch comparison 10)
@@ -24,8 +31,15 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${EMHA_BUILD_ROOT:-$root/build}
 jobs=${EMHA_JOBS:-$(nproc)}
+short=0
+[ "${1:-}" = --short ] && short=1
 reps=${EMHA_BENCH_REPETITIONS:-20}
-build=$out/bench-release
+gemm_reps=9 torch_reps=10 decode_reps=5 min_mha=0.05 min_gemm=0.03 min_torch=0.1 min_decode=0.1
+if [ $short -eq 1 ]; then
+  reps=1 gemm_reps=1 torch_reps=1 decode_reps=1 min_mha=0.01 min_gemm=0.01 min_torch=0.01 min_decode=0.01
+  export EMHA_WORKER_BLOCKS=5
+fi
+build=${EMHA_BENCH_BUILD:-$out/bench-release}
 mkdir -p "$out"
 
 bash .ci/install-deps --with-torch
@@ -33,8 +47,15 @@ bash .ci/install-deps --with-torch
 step() { printf '\n==== %s ====\n' "$*"; }
 
 step "configure and build (Release) in $build"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
-  -DEMHA_BUILD_BENCH=ON >/dev/null
+configure=(-DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_BENCH=ON)
+[ -f "$build/CMakeCache.txt" ] || configure+=(-DEMHA_BUILD_TESTS=OFF)
+mkdir -p "$build"
+if ! cmake -S "$root" -B "$build" "${configure[@]}" >"$build/configure.log" 2>&1; then
+  cat "$build/configure.log"
+  exit 1
+fi
+# One line per peer: found, or skipped and why (bench/CMakeLists.txt probes each on its own).
+sed -n 's/^-- emha bench: peer \(.*\)/\1/p' "$build/configure.log"
 cmake --build "$build" -j "$jobs" --target emha_bench_mha emha_bench_gemm emha_bench_softmax \
   emha_bench_decode emha_worker_scaling
 
@@ -45,7 +66,7 @@ common=(--benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=t
         --benchmark_report_aggregates_only=true)
 
 step "MultiHeadAttention::forward vs Eigen (bench/attention/bench_mha.cpp)"
-"$build/bench/emha_bench_mha" "${common[@]}" --benchmark_min_time=0.05 \
+"$build/bench/emha_bench_mha" "${common[@]}" --benchmark_min_time=$min_mha \
   --benchmark_out="$build/bench_mha.json" --benchmark_out_format=json
 
 # Same instruction set on both sides. emha picks its variant from CPUID (AVX-512 where it is
@@ -67,46 +88,51 @@ openblas_env() {
 env1=$(openblas_env "$emha_isa")
 step "gemm_f32 vs OpenBLAS, Eigen, oneDNN and XNNPACK, emha and oneDNN on $emha_isa, OpenBLAS ${env1:-on its own choice, core $openblas_core} (JSON in $build/bench_gemm.json)"
 # JSON on stdout goes to the file; the peak and the summary table come on stderr.
-env $env1 "$build/bench/emha_bench_gemm" --benchmark_repetitions=9 \
+env $env1 "$build/bench/emha_bench_gemm" --benchmark_repetitions=$gemm_reps \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
-  --benchmark_min_time=0.03 --benchmark_format=json >"$build/bench_gemm.json"
+  --benchmark_min_time=$min_gemm --benchmark_format=json >"$build/bench_gemm.json"
 
 # On an AVX-512 CPU, the attention shapes once more with both on the other instruction set.
 if grep -qw avx512f /proc/cpuinfo; then
   other=$([ "$emha_isa" = avx512 ] && echo avx2 || echo avx512)
   env2=$(openblas_env "$other")
   step "gemm_f32 with emha and oneDNN on $other (--emha_isa), OpenBLAS ${env2:-on its own choice, core $openblas_core}, attention shapes"
-  env $env2 "$build/bench/emha_bench_gemm" --emha_isa="$other" --benchmark_repetitions=9 \
+  env $env2 "$build/bench/emha_bench_gemm" --emha_isa="$other" --benchmark_repetitions=$gemm_reps \
     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
-    --benchmark_min_time=0.03 --benchmark_format=json \
+    --benchmark_min_time=$min_gemm --benchmark_format=json \
     --benchmark_filter='fma_peak|/(64x384x128|128x768x256|256x1536x512|128x128x32|256x256x64|128x32x128)/' \
     >"$build/bench_gemm_$other.json"
 fi
 
 step "PyTorch nn.MultiheadAttention (bench/torch_mha.py)"
 torch_json=()
-if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
-  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions 10 --min-time 0.1 \
-    --json "$build/torch_mha.json"
+if why=$(/usr/bin/python3 -c "import torch" 2>&1); then
+  /usr/bin/python3 bench/torch_mha.py "$build/bench/emha_bench_mha" --repetitions $torch_reps \
+    --min-time $min_torch --json "$build/torch_mha.json"
   torch_json=(--torch "$build/torch_mha.json")
 else
-  echo "skipped: /usr/bin/python3 cannot import torch (install it with: apt-get install python3-torch)"
+  echo "PyTorch: skipped (/usr/bin/python3 cannot import torch: $(tail -n 1 <<<"$why"))"
 fi
 
 step "a decode step through the KvCache (bench/attention/bench_decode.cpp, bench/torch_decode.py)"
 if [ ${#torch_json[@]} -gt 0 ]; then
-  /usr/bin/python3 bench/torch_decode.py "$build/bench/emha_bench_decode" --repetitions 5
+  /usr/bin/python3 bench/torch_decode.py "$build/bench/emha_bench_decode" --repetitions $decode_reps \
+    --min-time $min_decode
 else
-  "$build/bench/emha_bench_decode" --benchmark_filter='^decode/' --benchmark_repetitions=5 \
-    --benchmark_report_aggregates_only=true --benchmark_min_time=0.1 --benchmark_format=json \
+  "$build/bench/emha_bench_decode" --benchmark_filter='^decode/' --benchmark_repetitions=$decode_reps \
+    --benchmark_report_aggregates_only=true --benchmark_min_time=$min_decode --benchmark_format=json \
     >"$build/bench_decode.json"
 fi
 
-step "threads: wall time per call on 1 .. 2 x CPUs workers (bench/worker_table.sh)"
-bash bench/worker_table.sh "$build/bench/emha_worker_scaling"
+step "threads: the pool's scaling and its bars under load (bench/threads/worker_table.sh)"
+bash bench/threads/worker_table.sh "$build/bench/emha_worker_scaling"
 
 step "plot (bench/plot.py)"
-/usr/bin/python3 bench/plot.py --mha "$build/bench_mha.json" --gemm "$build/bench_gemm.json" \
-  "${torch_json[@]}" --out "$build/bench.png"
+if why=$(/usr/bin/python3 -c "import matplotlib" 2>&1); then
+  /usr/bin/python3 bench/plot.py --mha "$build/bench_mha.json" --gemm "$build/bench_gemm.json" \
+    "${torch_json[@]}" --out "$build/bench.png"
+else
+  echo "matplotlib: skipped (/usr/bin/python3 cannot import matplotlib: $(tail -n 1 <<<"$why"))"
+fi
 
 step "benchmarks done"

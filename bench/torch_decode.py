@@ -82,6 +82,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("binary")
     p.add_argument("--repetitions", type=int, default=9)
+    p.add_argument("--min-time", type=float, default=0.05, help="seconds per emha repetition")
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -92,10 +93,12 @@ def main():
             torch_us[(d, h, kv, length)] = 1e6 * time_step(step, torch.randn(1, 1, d), args.repetitions)
     out = subprocess.run([args.binary, f"--benchmark_repetitions={args.repetitions}",
                           "--benchmark_enable_random_interleaving=true",
-                          "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.05",
+                          "--benchmark_report_aggregates_only=true", f"--benchmark_min_time={args.min_time}",
                           "--benchmark_format=json"], check=True, capture_output=True, text=True)
-    medians = {b["run_name"]: b for b in json.loads(out.stdout)["benchmarks"]
-               if b.get("aggregate_name") == "median"}
+    # Medians of the repetitions; with one repetition Google Benchmark reports the run alone.
+    runs = json.loads(out.stdout)["benchmarks"]
+    medians = {b["run_name"]: b for b in runs
+               if b.get("aggregate_name") == "median" or (args.repetitions == 1 and b.get("run_type") == "iteration")}
     print(f"torch {torch.__version__}, 1 thread; emha: {args.binary}, medians of {args.repetitions}")
     print("| D, H, kv | cached | emha step µs | torch step µs | torch / emha | emha full prefix µs "
           "| prefix / step | emha GB/s | read loop GB/s | fraction |")

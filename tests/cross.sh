@@ -40,6 +40,8 @@ stage_done() {
 }
 
 # linux_suite <name> <toolchain file> [cmake args...]: configure, build, all of ctest under qemu.
+# Where the bench smoke runs too (aarch64, armv7), the tree builds the benchmarks as well: one
+# build of the library for both.
 linux_suite() {
   local name=$1 toolchain=$2
   shift 2
@@ -53,13 +55,14 @@ linux_suite() {
 
 # bench_smoke <name> <toolchain file> <qemu command...>: the Google Benchmark binaries of bench/,
 # each run once on its first group of benchmarks (or on EMHA_CROSS_BENCH_FILTER) for a moment.
+# <name> is the linux_suite's tree of that toolchain (configured the same way: nothing rebuilt).
 bench_smoke() {
   local name=$1 toolchain=$2
   shift 2
   local qemu=("$@")
   step "$name: Google Benchmark smoke run under qemu-user ($toolchain; its timings mean nothing)"
   cmake -S "$root" -B "$out/$name" --toolchain "$toolchains/$toolchain" -DCMAKE_BUILD_TYPE=Release \
-    -DEMHA_BUILD_TESTS=OFF -DEMHA_BUILD_BENCH=ON >/dev/null
+    -DEMHA_BUILD_TESTS=ON -DEMHA_BUILD_BENCH=ON >/dev/null
   cmake --build "$out/$name" -j "$jobs"
   local exes=() exe filter first list results
   while IFS= read -r exe; do
@@ -169,15 +172,15 @@ cortex_m_package() {
 }
 
 if want linux; then
-  linux_suite arm-aarch64 aarch64-linux-gnu.cmake
-  linux_suite arm-armv7 armv7-linux-gnueabihf.cmake
+  linux_suite arm-aarch64 aarch64-linux-gnu.cmake -DEMHA_BUILD_BENCH=ON
+  linux_suite arm-armv7 armv7-linux-gnueabihf.cmake -DEMHA_BUILD_BENCH=ON
   linux_suite arm-armv6 armv6-linux-gnueabihf.cmake
 fi
 
 if want bench; then
   if [ -f bench/CMakeLists.txt ]; then
-    bench_smoke arm-bench-aarch64 aarch64-linux-gnu.cmake qemu-aarch64 -L / -cpu cortex-a72
-    bench_smoke arm-bench-armv7 armv7-linux-gnueabihf.cmake qemu-arm -L / -cpu cortex-a7
+    bench_smoke arm-aarch64 aarch64-linux-gnu.cmake qemu-aarch64 -L / -cpu cortex-a72
+    bench_smoke arm-armv7 armv7-linux-gnueabihf.cmake qemu-arm -L / -cpu cortex-a7
   else
     step "Google Benchmark on aarch64/armv7: SKIPPED (no bench/CMakeLists.txt yet)"
     stage_done "Google Benchmark smoke runs: skipped (no bench/CMakeLists.txt)"

@@ -12,9 +12,22 @@ out=${EMHA_BUILD_ROOT:-$root/build}
 jobs=${EMHA_JOBS:-$(nproc)}
 mkdir -p "$out"
 
-bash .ci/install-deps
+# Every peer of the benchmarks too: the main job's short run below proves README command 1.
+bash .ci/install-deps --with-torch
 
-step() { printf '\n==== %s ====\n' "$*"; }
+# step NAME: a stage's header; the previous stage's seconds go to the table printed at the end.
+stages=()
+stage_name="" stage_start=$SECONDS
+stage_done() {
+  [ -n "$stage_name" ] && stages+=("$(printf '%5ds  %s' $((SECONDS - stage_start)) "$stage_name")")
+  stage_name="" stage_start=$SECONDS
+}
+step() {
+  stage_done
+  stage_name=$1
+  printf '\n==== %s ==== (%s)\n' "$*" "$(date -u +%H:%M:%S)"
+}
+trap 'stage_done; [ ${#stages[@]} -gt 0 ] && printf "\nseconds per stage:\n" && printf "%s\n" "${stages[@]}"' EXIT
 
 step "sources: SPDX lines, no lab notes in lib/ and README.md, lib/ comments name existing files"
 bash tests/check_sources.sh
@@ -28,14 +41,23 @@ configure_build_test() {
   (cd "$out/$name" && ctest --output-on-failure -j "$jobs")
 }
 
-configure_build_test native-release -DCMAKE_BUILD_TYPE=Release
-configure_build_test native-asan -DCMAKE_BUILD_TYPE=Debug -DEMHA_SANITIZE=ON
+# The native Release tree builds the benchmarks too: the main job's short run uses it.
+configure_build_test native-release -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_BENCH=ON
+step "README command 1, short: bash bench/run.sh --short in native-release (every peer installed)"
+EMHA_BENCH_BUILD="$out/native-release" EMHA_BUILD_ROOT="$out" bash bench/run.sh --short
+# ASan + UBSan at -O1: every check of -O0 (Debug), at a tenth of its run time; -O0's xsimd calls
+# are not inlined, and the suite ran for ten minutes per kernel variant there.
+configure_build_test native-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g -fno-omit-frame-pointer" \
+  -DEMHA_SANITIZE=ON
 step "native-tsan: ThreadSanitizer (clang 14) on the attention and thread tests, forward() split over 2 workers"
 CC=clang CXX=clang++ cmake -S "$root" -B "$out/native-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DEMHA_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build "$out/native-tsan" -j "$jobs" --target emha_tests
+cmake --build "$out/native-tsan" -j "$jobs" --target emha_tests emha_pool_properties
 TSAN_OPTIONS=halt_on_error=1 "$out/native-tsan/tests/emha_tests" \
   --test-case='*thread*,parallel_for*,MultiHeadAttention*,*fused*,*causal*,*mask*'
+for workers in 2 4; do  # the pool itself: a parked worker, every item once, the bits
+  EMHA_POOL_WORKERS=$workers TSAN_OPTIONS=halt_on_error=1 "$out/native-tsan/tests/emha_pool_properties"
+done
 configure_build_test native-scalar -DCMAKE_BUILD_TYPE=Release -DEMHA_SIMD=OFF
 # The AVX-512 kernels (6 x 32 tiles, EMHA_X86_ISA=native) run only where the CPU has them.
 # -march=native with AVX512_VNNI names the variant avx512vnni (lib/src/simd_arch.hpp).
@@ -90,3 +112,4 @@ if [ -f tests/cross.sh ]; then
 fi
 
 step "all test configurations passed"
+stage_done

@@ -65,7 +65,7 @@ std::string init_peers() {
   s += std::string(openblas_get_config()) + " (core " + openblas_get_corename() + ", " +
        std::to_string(openblas_get_num_threads()) + " thread)";
 #else
-  s += "OpenBLAS: not found at configure time (apt-get install libopenblas-dev)";
+  s += "OpenBLAS: skipped at configure time (its line there says why; apt-get install libopenblas-dev)";
 #endif
   s += "; ";
 #if EMHA_BENCH_HAVE_EIGEN
@@ -73,13 +73,13 @@ std::string init_peers() {
        "." + std::to_string(EIGEN_MINOR_VERSION) + " (" + Eigen::SimdInstructionSetsInUse() +
        ", 1 thread)";
 #else
-  s += "Eigen: not found at configure time (apt-get install libeigen3-dev)";
+  s += "Eigen: skipped at configure time (its line there says why; apt-get install libeigen3-dev)";
 #endif
   s += "; ";
 #if EMHA_BENCH_HAVE_ONEDNN
   s += init_onednn();
 #else
-  s += "oneDNN: not found at configure time (apt-get install libdnnl-dev)";
+  s += "oneDNN: skipped at configure time (its line there says why; apt-get install libdnnl-dev)";
 #endif
   s += "; ";
 #if EMHA_BENCH_HAVE_XNNPACK
@@ -87,7 +87,7 @@ std::string init_peers() {
            ? "XNNPACK (fully connected, its own ISA choice, caller's thread)"
            : "XNNPACK: xnn_initialize failed (unsupported hardware)";
 #else
-  s += "XNNPACK: not found at configure time (apt-get install libxnnpack-dev libpthreadpool-dev)";
+  s += "XNNPACK: skipped at configure time (its line there says why; apt-get install libxnnpack-dev libpthreadpool-dev)";
 #endif
   return s;
 }
