@@ -13,8 +13,16 @@ any problem was found:
          under .ci/) without "SPDX-License-Identifier: Apache-2.0" in its first 3 lines.
          Generated data is not looked at: folders named fixtures, seed_fixtures,
          feature_fixtures, w8_fixtures or corpus.
-  note   in lib/ and README.md, a lab note: "session N", "issue #N", "this machine" or
-         "no board here" (any case), which mean nothing to a reader of the released tree.
+  note   in lib/ and README.md, a lab note: "session N", "this machine" or "no board here"
+         (any case), which mean nothing to a reader of the released tree.
+  issue  in any file of the checkout (git ls-files, tracked or untracked but not ignored; the
+         files under PATHs when PATHs are given), in a comment, a string or a document alike, a
+         reference to an issue of a tracker: "issue #N" or "issues #N" (any case, "issue#N",
+         "issue: #N" too), "issue N" ("issue no. N", "issue number N") and a bare "(#N)". Not
+         flagged: an instruction issue rate ("issue 2 FMAs per cycle", "issues 4 x ..."), "#if",
+         "#include", assembler immediates ("lsl #16"), headings, "$#"; the bare "(#N)" is not
+         looked for in style sheets and HTML/SVG (a colour). Binary files (a NUL byte) and the
+         fuzz corpus are skipped. Say what was meant instead: the feature, not its ticket.
   path   in lib/, a comment (or a Python docstring) naming a file of the tree (a token ending in
          .cpp .hpp .h .py .sh .cmake or .md) that does not exist: a path with a folder must be
          some file's path or the end of one ("src/isa.hpp" is lib/src/isa.hpp), or lead to a
@@ -25,6 +33,7 @@ any problem was found:
 import io
 import os
 import re
+import subprocess
 import sys
 import tokenize
 
@@ -43,7 +52,21 @@ C_STYLE = (".cpp", ".hpp", ".h", ".c")
 HASH_STYLE = (".cmake", ".cmake.in", ".py", ".sh")
 BLOCK_STYLE = (".ld",)
 
-NOTE_RE = re.compile(r"session [0-9]+|issue #[0-9]+|this machine|no board here", re.IGNORECASE)
+NOTE_RE = re.compile(r"session [0-9]+|this machine|no board here", re.IGNORECASE)
+# A reference to a tracker's issue: "issue #N"/"issues #N", "issue N" (but not an issue rate:
+# "issue 2 FMAs per cycle", "issues 4 x 128 bits", "issue 2 loads"), or a bare "(#N)".
+ISSUE_WORD_RE = re.compile(
+    r"\bissues?[ \t]*:?[ \t]*#[ \t]*[0-9]+"
+    r"|\bissues?[ \t]+(?:no\.?[ \t]*|number[ \t]+)?[0-9]+(?![0-9]|[.,][0-9])"
+    r"(?![ \t]*(?:x\b|\*|\u00d7|/)"  # 2 x, 2/cycle
+    r"|(?:[ \t]+[\w-]+){0,3}[ \t]+(?:per|each|every|a)[ \t]+(?:cycle|clock|clk)"
+    r"|[ \t]+(?:instructions?|loads?|stores?|fmas?|macs?|[uµ]?ops|multiplies|adds)\b)",
+    re.IGNORECASE)
+ISSUE_BARE_RE = re.compile(r"\(#[0-9]+\)")
+# Where "(#N)" may be a colour.
+COLOUR_FILES = (".css", ".scss", ".svg", ".html", ".htm")
+# Fuzzer inputs: data, not text anyone reads.
+ISSUE_SKIP_DIRS = {"corpus"}
 # A file name or path with one of the extensions, not part of a longer word, path, URL, glob
 # (gemm_*.cpp) or placeholder (readme_<NAME>.cpp, ${name}.hpp).
 PATH_RE = re.compile(r"(?<![\w./\-+*<>{}$%@:])((?:\.\.?/)*\w[\w.+\-]*(?:/[\w.+\-]+)*"
@@ -232,11 +255,68 @@ class Tree:
         return token in self.paths or any(p.endswith("/" + token) for p in self.paths)
 
 
+# ---- issue references --------------------------------------------------------------------------
+
+def checkout_files():
+    """The checkout's files (tracked, or untracked and not ignored) relative to the root, or None
+    when git cannot list them (not a checkout, no git)."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                              "--exclude-standard"], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return sorted({p for p in out.decode("utf-8", "replace").split("\0")
+                   if p and os.path.isfile(os.path.join(ROOT, p))})
+
+
+def issue_files(paths, everything):
+    """The files the issue check reads: the checkout's files under paths (all of them when
+    everything), files named explicitly, or, without git, the files walked under paths."""
+    listed = checkout_files()
+    if listed is None:
+        chosen = [relpath for path in paths for relpath in walk(path)]
+    elif everything:
+        chosen = listed
+    else:
+        chosen = []
+        for path in paths:
+            top = rel(path)
+            if os.path.isfile(path):
+                chosen.append(top)
+            elif top == ".":
+                chosen += listed
+            else:
+                chosen += [p for p in listed if p.startswith(top + "/")]
+    seen = set()
+    for relpath in chosen:
+        parts = relpath.split("/")
+        if relpath in seen or any(d in ISSUE_SKIP_DIRS or d in SKIP_DIRS for d in parts[:-1]):
+            continue
+        seen.add(relpath)
+        yield relpath
+
+
+def issue_references(relpath):
+    """(line, reference) of each issue reference in the file (none in a binary file)."""
+    with open(os.path.join(ROOT, relpath), "rb") as f:
+        data = f.read()
+    if b"\0" in data:
+        return []
+    bare = not relpath.lower().endswith(COLOUR_FILES)
+    out = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        found = [m.group(0) for m in ISSUE_WORD_RE.finditer(line)]
+        if bare:
+            found += [m.group(0) for m in ISSUE_BARE_RE.finditer(line)]
+        out += [(number, ref) for ref in found]
+    return out
+
+
 # ---- checks ------------------------------------------------------------------------------------
 
-def check(paths):
+def check(paths, everything=False):
     problems = []
-    counts = {"spdx": 0, "note": 0, "path": 0}
+    counts = {"spdx": 0, "note": 0, "path": 0, "issue": 0}
     tree = Tree()
     checked = set()
     sources = 0
@@ -277,16 +357,25 @@ def check(paths):
                             report("path", f"{relpath}:{number}",
                                    f"comment names '{m.group(1)}', no such file in the tree")
 
+    issue_checked = 0
+    for relpath in issue_files(paths, everything):
+        issue_checked += 1
+        for number, ref in issue_references(relpath):
+            report("issue", f"{relpath}:{number}",
+                   f"issue reference '{ref}': say what it is about, not its ticket")
+
     for p in problems:
         print(p)
     total = sum(counts.values())
     if total:
         print(f"check_sources: {total} problem(s), {sources} source files: {counts['spdx']} without"
               f" the SPDX line, {counts['note']} lab notes, {counts['path']} comments naming a"
-              f" missing file. Insert SPDX lines with: {rel(__file__)} --fix-spdx PATH...")
+              f" missing file, {counts['issue']} issue references. Insert SPDX lines with:"
+              f" {rel(__file__)} --fix-spdx PATH...")
         return 1
     print(f"check_sources: ok, {sources} source files (generated fixtures and corpus skipped) under"
-          f" {' '.join(rel(p) for p in paths)}")
+          f" {' '.join(rel(p) for p in paths)}; no issue reference in {issue_checked} file(s)"
+          + (" of the checkout" if everything else ""))
     return 0
 
 
@@ -347,7 +436,7 @@ def main(argv):
             print("usage: check_sources.py --fix-spdx PATH...", file=sys.stderr)
             return 2
         return fix_spdx([resolve(p) for p in argv[1:]])
-    return check([resolve(p) for p in argv or DEFAULT_PATHS])
+    return check([resolve(p) for p in argv or DEFAULT_PATHS], everything=not argv)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ step() {
 }
 trap 'stage_done; [ ${#stages[@]} -gt 0 ] && printf "\nseconds per stage:\n" && printf "%s\n" "${stages[@]}"' EXIT
 
-step "sources: SPDX lines, no lab notes in lib/ and README.md, lib/ comments name existing files"
+step "sources: SPDX lines, no lab notes in lib/ and README.md, no issue references, lib/ comments name existing files"
 bash tests/check_sources.sh
 
 # configure_build_test <name> [cmake args...]: a build tree under $out/<name>, all of ctest.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Incremental decoding (issue #17): one decode step of MultiHeadAttention through a KvCache,
+// Incremental decoding: one decode step of MultiHeadAttention through a KvCache,
 // batch 1, one thread, causal, biases on, fused path, weights pre-packed, against
 //   prefix  emha's own forward over the whole prefix (len + 1 tokens, no cache): what a user
 //           without a cache runs at every step (the speed-up);

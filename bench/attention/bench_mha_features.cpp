@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The features around attention (issue #16), one at a time against the plain layer: emha
+// The features around attention, one at a time against the plain layer: emha
 // MultiHeadAttention<Config>::forward at (S, D, H) = (128, 256, 8), batch 1 self-attention
 // (query, key and value the same span), no mask, fused path (no attention weights asked), one
 // thread; the Configs differ from MhaConfig<256, 8, 128> only in the member named:
@@ -187,7 +187,7 @@ void print_mha_feature_summary(std::FILE* out, const std::map<std::string, Measu
   if (plain == results.end() || plain->second.time_s <= 0.0) return;
   const double flop = inputs().problem.flop();
   std::fprintf(out,
-               "\nfeatures around attention (issue #16): MultiHeadAttention::forward at S=%zu D=%zu "
+               "\nfeatures around attention: MultiHeadAttention::forward at S=%zu D=%zu "
                "H=%zu, batch 1 self-attention,\nfused path, 1 thread, one Config member changed; "
                "us = median CPU microseconds per forward; GFLOP/s of the\nplain layer's FLOP count; "
                "vs plain = this median / plain's median, same run\n\n%-30s %10s %8s %9s %13s\n",

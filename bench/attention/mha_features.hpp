@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What each feature around attention (issue #16) costs: MultiHeadAttention::forward at
+// What each feature around attention costs: MultiHeadAttention::forward at
 // (S, D, H) = (128, 256, 8) with one Config member changed against the plain layer, in the same
 // run as bench_mha.cpp's benchmarks (attention/bench_mha_features.cpp).
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernels around attention (issue #16): layer_norm_f32, rms_norm_f32 and rope_f32 against
+// The kernels around attention: layer_norm_f32, rms_norm_f32 and rope_f32 against
 // their scalar references (the no-SIMD path) in the same run; and what RoPE's angle table costs
 // to fill (rope_table_f32), which is what computing angles on the fly would pay on every call.
 //

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Which float32 accumulation orders would bring emha's error against the fixtures' float64 truth
-under PyTorch float32's own (issue #15, item 5)? A float32 emulation of emha's MHA forward (the
+under PyTorch float32's own? A float32 emulation of emha's MHA forward (the
 fused path with one key tile, the fixtures' case) whose every stage's order is selectable: FMA
 chains, k split into lanes or blocks, float64 accumulation, exactly rounded. `forward(d)` with no
 options reproduces emha's AVX2 build to the printed digits of `emha_tests -tc="*matches torch*" -s`.

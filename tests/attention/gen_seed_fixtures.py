@@ -3,7 +3,7 @@
 
 tests/attention/gen_fixtures.py covers torch.nn.MultiheadAttention; this script re-implements, as
 nn.Modules and with the originals' torch expressions in the originals' order, the other attention
-blocks emha is meant to replace (issue #16):
+blocks emha is meant to replace:
 
   BlogEncoderAttention  the "Attention Is All You Need" encoder attention block of the widely copied
                         blog version as written (its flat .view(batch * heads, -1, d_k) head split,

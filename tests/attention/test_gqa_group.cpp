@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // GQA/MQA decode steps: with one query token per sequence, a group's query heads are stacked as
 // the rows of one pass over their shared K/V head (lib/src/attention/group_attention.hpp, SIMD
-// builds; issue #17). Each row must be the per-head path's bits. The oracle is the same layer
+// builds). Each row must be the per-head path's bits. The oracle is the same layer
 // with kv_heads == heads whose K/V weights repeat each K/V head for the heads of its group
 // (PyTorch's repeat_interleave): it attends head by head, and its K and V are the GQA layer's,
 // bit for bit (each projected column is the same dot product). The two layers decode the same

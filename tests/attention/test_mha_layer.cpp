@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The options around attention (issue #16) on bad input and at the arena's edge: every new
+// The options around attention on bad input and at the arena's edge: every new
 // weight and input is checked before anything is written (set_weights keeps the previous
 // weights; forward leaves out and the attention weights untouched), and the arena bound stays
 // exact with every feature on. Parity of the features: test_seed_models.cpp.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cross-attention over static K/V (issue #17; torchscale's encoder_decoder_attention with
+// Cross-attention over static K/V (torchscale's encoder_decoder_attention with
 // static_kv): the encoder's key and value projected once into a KvCache (project_kv), then the
 // decoder's queries attended to them one at a time or in chunks (forward_static_kv), give what
 // torch.nn.MultiheadAttention gave for all queries at once (tests/attention/gen_fixtures.py:

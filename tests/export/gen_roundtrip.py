@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Round-trip fixtures of the weight exporter (issue #18): for each naming family, a randomly
+"""Round-trip fixtures of the weight exporter: for each naming family, a randomly
 initialized PyTorch module is saved with torch.save and exported by lib/export/emha_export.py run
 as a user runs it (a subprocess), and the module's own outputs are recorded for the C++ test.
 

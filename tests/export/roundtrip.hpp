@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// One exported fixture's round trip (issue #18), shared by the host suite (test_roundtrip.cpp,
+// One exported fixture's round trip, shared by the host suite (test_roundtrip.cpp,
 // doctest; every Linux target under qemu) and the Cortex-M firmware (tests/firmware/
 // test_export.cpp). E is export_fixtures::<case>::expected (tests/export/fixtures, written by
 // gen_roundtrip.py): the exporter's header (Config, arrays, weights()), the blob's bytes, and the

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The exporter's refusals and its blob writer (issue #18). Builds bad checkpoints in a temporary
+"""The exporter's refusals and its blob writer. Builds bad checkpoints in a temporary
 directory, runs lib/export/emha_export.py on each as a subprocess, and requires exit status 1 with
 one stderr line naming the tensor (or flag) and both shapes (or values); then parses a blob the
 exporter wrote (magic, version, CRC-32, table, values) with read_blob.py, its own reader. The int8

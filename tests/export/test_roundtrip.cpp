@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Round trip of every exported fixture (issue #18): a randomly initialized PyTorch module of each
+// Round trip of every exported fixture: a randomly initialized PyTorch module of each
 // naming family, exported by lib/export/emha_export.py (tests/export/gen_roundtrip.py). Its header
 // compiled into this suite and its blob read from disk (as emha-run does) give the same weights
 // bit for bit and the same outputs, within the suite's float32 budget of the real module's;

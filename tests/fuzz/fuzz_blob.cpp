@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target (clang, ASan + UBSan): the weight blob loader, load_weights (issue #18), on
+// libFuzzer target (clang, ASan + UBSan): the weight blob loader, load_weights, on
 // three Configs (nn.MultiheadAttention's layout; GQA with kdim/vdim, RoPE and a norm;
 // nn.MultiheadAttention(16, 2) with int8 weights, blob version 3). Asserts the loader's contract
 // (emha/io/weight_blob.hpp):

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The weight blob loader (emha/io/weight_blob.hpp, issue #18) against blobs built byte by byte
+// The weight blob loader (emha/io/weight_blob.hpp) against blobs built byte by byte
 // from the format's table (tests/support/blob_bytes.hpp): a valid blob loads in place and runs
 // forward() bit for bit like the same floats given directly; each defect returns its own status
 // with MhaWeights and the reference untouched. The exporter's blobs: tests/export.

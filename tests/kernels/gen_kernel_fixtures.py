@@ -199,7 +199,7 @@ def alibi():
     return lines + ["};", ""]
 
 
-# The blog encoder block's positional encoding (issue #16, seed 1): a Python loop over math.sin and
+# The blog encoder block's positional encoding (seed 1): a Python loop over math.sin and
 # math.cos of pos / 10000 ** (2i / d), stored into a float32 tensor; and the PyTorch tutorial's
 # float32 formula (pytorch/examples word_language_model PositionalEncoding) for comparison.
 def blog_sinusoidal(positions, d):

@@ -88,7 +88,7 @@ NoHeapAttentionResult run_seed_layers_without_heap() noexcept {
 }
 
 namespace {
-// GQA with RoPE decoding through a KvCache (issue #17): a prefill, decode steps, a truncate and a
+// GQA with RoPE decoding through a KvCache: a prefill, decode steps, a truncate and a
 // re-decode, with and without attention weights.
 template <class F>
 bool run_cache_layer() noexcept {

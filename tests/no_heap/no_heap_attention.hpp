@@ -14,7 +14,7 @@ NoHeapAttentionResult run_attention_without_heap() noexcept;
 // port's workers (emha::port::start_workers allocates their stacks) before arming the gate.
 NoHeapAttentionResult run_threaded_attention_without_heap() noexcept;
 
-// The layers around attention (issue #16): seed-module configs with xPos and sub-LN, labml's
+// The layers around attention: seed-module configs with xPos and sub-LN, labml's
 // mask, partial RoPE, ALiBi, pre-LN RMSNorm and post-LN, each constructed and run fused and
 // with attention weights.
 NoHeapAttentionResult run_seed_layers_without_heap() noexcept;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A kernel's output against a PyTorch fixture F (F::out, torch's float32 result; F::out_f64, the
-// float64 truth): the max errors issue #16's parity criterion compares (emha's within 2x torch's).
+// float64 truth): the max errors the parity criterion compares (emha's within 2x torch's).
 
 #include <cmath>
 #include <cstddef>
