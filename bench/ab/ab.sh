@@ -11,6 +11,8 @@
 # Prints per case both sides' median GFLOP/s, the median B/A speed ratio over the pairs (> 1: B
 # is faster) with its interquartile range, and how far the two sides' outputs differ.
 #   EMHA_BUILD_ROOT  where build trees go (default: build/)
+#   EMHA_AB_CMAKE_ARGS  more configure arguments for both sides (the test suite's smoke run:
+#                       -DEMHA_X86_ISA=native, one kernel variant to build instead of five)
 set -euo pipefail
 caller=$(pwd)
 cd "$(dirname "$0")/../.."
@@ -41,7 +43,9 @@ for spec in "$1" "$2"; do
     fi
   fi
   echo "side $([ ${#so[@]} -eq 0 ] && echo A || echo B): $spec ($tree)"
-  cmake -S "$root/bench/ab" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DEMHA_AB_TREE="$tree" >/dev/null
+  # shellcheck disable=SC2086  # EMHA_AB_CMAKE_ARGS: words for both sides' configure step
+  cmake -S "$root/bench/ab" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DEMHA_AB_TREE="$tree" \
+    ${EMHA_AB_CMAKE_ARGS:-} >/dev/null
   cmake --build "$dir/build" -j "$(nproc)" --target emha_ab >/dev/null
   # Only the C entry points leave the shared object: each side keeps its own emha.
   leaked=$(nm -D --defined-only "$dir/build/libemha_ab.so" | awk '$3 !~ /^ab_/ {print $3}')

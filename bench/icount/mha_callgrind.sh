@@ -15,11 +15,17 @@ configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(32 64 128 256)
 command -v valgrind >/dev/null || { echo "valgrind not found (apt-get install valgrind)" >&2; exit 1; }
 
-cmake -S "$root" -B "$build/emha" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
-  -DEMHA_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build/emha" -j "$(nproc)" >/dev/null
+# EMHA_ICOUNT_TREE: an existing Release build tree of the host library to link (the test suite
+# passes its native Release tree); else one of its own.
+lib_tree=${EMHA_ICOUNT_TREE:-$build/emha}
+if [ -z "${EMHA_ICOUNT_TREE:-}" ]; then
+  cmake -S "$root" -B "$lib_tree" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF \
+    -DEMHA_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build "$lib_tree" -j "$(nproc)" --target emha >/dev/null
+mkdir -p "$build"
 g++ -O2 -std=c++17 -DNDEBUG -I "$root/lib/include" "$here/mha_callgrind.cpp" \
-  "$build/emha/lib/libemha.a" -o "$build/mha_callgrind"
+  "$lib_tree/lib/libemha.a" -o "$build/mha_callgrind"
 
 count() {  # instructions executed by one run
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/mha_callgrind" "$@" 2>&1 |
