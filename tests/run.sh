@@ -97,7 +97,7 @@ step "bench/icount/mha_callgrind.sh 32: the instruction-count script runs (its c
 EMHA_BUILD_ROOT="$out" EMHA_ICOUNT_TREE="$out/native-release" bash bench/icount/mha_callgrind.sh 32
 
 step "bench/icount/decode_icount.sh: aarch64 instructions per decode step, float and int8 (its counts: bench/README.md)"
-EMHA_BUILD_ROOT="$out" bash bench/icount/decode_icount.sh
+EMHA_BUILD_ROOT="$out" EMHA_ICOUNT_TREE="$root/build/run-pi" bash bench/icount/decode_icount.sh
 
 step "bench/accuracy/s8_stage_error.py: the int8 layer's error by stage (its figures: bench/README.md)"
 /usr/bin/python3 bench/accuracy/s8_stage_error.py
@@ -107,9 +107,8 @@ EMHA_BUILD_ROOT="$out" EMHA_AB_CMAKE_ARGS=-DEMHA_X86_ISA=native bash bench/ab/ab
   --batch-ms 1 --require-equal 1 \
   --filter 'gemm/nt/(64x64x64|256x256x64)/|mha/S:32/'
 
-if [ -f tests/cross.sh ]; then
-  bash tests/cross.sh "$out" "$jobs"
-fi
+step "tests/cross.sh: the ARM half (its own seconds per stage follow its run)"
+bash tests/cross.sh "$out" "$jobs"
 
 step "all test configurations passed"
 stage_done

@@ -13,11 +13,18 @@ root=$(cd "$here/../.." && pwd)
 cpu=${1:-cortex-a72}
 build=${EMHA_BUILD_ROOT:-$root/build}/icount-decode
 mkdir -p "$build"
-cmake -S "$root" -B "$build/emha" --toolchain "$root/toolchains/aarch64-linux-gnu.cmake" \
-  -DEMHA_ARM_CPU="$cpu" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF -DEMHA_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build/emha" -j "$(nproc)" >/dev/null
+# EMHA_ICOUNT_TREE: an existing aarch64 Release build tree of the library for this cpu to link
+# (the test suite passes the README's Pi tree); else one of its own.
+lib_tree=${EMHA_ICOUNT_TREE:-$build/emha}
+if [ -z "${EMHA_ICOUNT_TREE:-}" ]; then
+  cmake -S "$root" -B "$lib_tree" --toolchain "$root/toolchains/aarch64-linux-gnu.cmake" \
+    -DEMHA_ARM_CPU="$cpu" -DCMAKE_BUILD_TYPE=Release -DEMHA_BUILD_TESTS=OFF -DEMHA_BUILD_BENCH=OFF >/dev/null
+fi
+grep -qx "EMHA_ARM_CPU:STRING=$cpu" "$lib_tree/CMakeCache.txt" ||
+  { echo "decode_icount: $lib_tree is not built for $cpu" >&2; exit 1; }
+cmake --build "$lib_tree" -j "$(nproc)" --target emha >/dev/null
 aarch64-linux-gnu-g++ -O2 -std=c++17 -mcpu="$cpu" -DNDEBUG -I "$root/lib/include" "$here/decode_icount.cpp" \
-  "$build/emha/lib/libemha.a" -o "$build/decode_icount"
+  "$lib_tree/lib/libemha.a" -o "$build/decode_icount"
 
 count() { trace_count qemu-aarch64 -L / -cpu "$cpu" "$build/decode_icount" "$@"; }  # one run
 printf 'decode step, (256, 4 heads, 2 K/V heads) at 64 cached positions, aarch64 %s (qemu instruction counts)\n' "$cpu"
