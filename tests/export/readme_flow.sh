@@ -26,17 +26,17 @@ grep -q '^forward: .*(emulated' "$log" || { echo "readme_flow: the Pi's timings 
 [ "$(grep -c '^forward: .*(emulated' "$log")" -eq 1 ] || { echo "readme_flow: a host timing is labelled emulated" >&2; exit 1; }
 # emha-run's answers: --help, a --seq above the Config's maximum, a blob of another Config.
 build/run/emha-run --help | grep -q -- '--seq S' || { echo "readme_flow: emha-run --help" >&2; exit 1; }
-out=$(build/run/emha-run build/model/mha.bin --seq 999) && { echo "readme_flow: --seq 999 accepted" >&2; exit 1; }
+out=$(build/run/emha-run build/model/mha_w8.bin --seq 999) && { echo "readme_flow: --seq 999 accepted" >&2; exit 1; }
 grep -q -- '--max-seq-q 999' <<<"$out" || { echo "readme_flow: --seq 999: $out" >&2; exit 1; }
-out=$(build/run/emha-run tests/export/fixtures/hf_gqa.bin) && { echo "readme_flow: another Config's blob accepted" >&2; exit 1; }
-grep -q 'd_model is 24 in the blob, 64 in' <<<"$out" || { echo "readme_flow: another Config's blob: $out" >&2; exit 1; }
+out=$(build/run/emha-run tests/export/fixtures/nn_mha_int8.bin) && { echo "readme_flow: another Config's blob accepted" >&2; exit 1; }
+grep -q 'd_model is 16 in the blob, 64 in' <<<"$out" || { echo "readme_flow: another Config's blob: $out" >&2; exit 1; }
 # emha-run for a layer with no KvCache (the blog block as written: the flat head split) builds,
 # meets its reference and says why it does not decode.
-# Another model in the README's int8 tree: its library is built, only emha-run compiles again.
-cmake -S . -B build/run-w8 -DEMHA_RUN_MODEL="$PWD/tests/export/fixtures/blog.hpp" \
+# Another model in the README's host tree: its library is built, only emha-run compiles again.
+cmake -S . -B build/run -DEMHA_RUN_MODEL="$PWD/tests/export/fixtures/blog.hpp" \
   -DEMHA_RUN_NAME=export_fixtures::blog >/dev/null
-cmake --build build/run-w8 --target emha-run >/dev/null
-out=$(build/run-w8/emha-run tests/export/fixtures/blog.bin --reps 5)
+cmake --build build/run --target emha-run >/dev/null
+out=$(build/run/emha-run tests/export/fixtures/blog.bin --reps 5)
 grep -q '^reference: .*ok$' <<<"$out" && grep -q '^decode: none (the flat head split' <<<"$out" ||
   { echo "readme_flow: emha-run for the flat head split: $out" >&2; exit 1; }
 echo "readme_flow: the README's export commands ran; host, Pi and Cortex-M4 match the exported reference"
