@@ -15,6 +15,15 @@ mkdir -p "$out"
 # Every peer of the benchmarks too: the main job's short run below proves README command 1.
 bash .ci/install-deps --with-torch
 
+# One compiler cache for every build tree of the run (CMake reads the launcher from the
+# environment when it configures a tree): an object two trees compile alike is compiled once,
+# e.g. the README flow's library and native-release's, its Pi library and the aarch64 suite's,
+# the test objects of the native trees (only test_simd.cpp differs between them). Paths under
+# the checkout are hashed relative to it. Depend mode: no preprocessor run on a miss.
+export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+export CCACHE_DIR=${CCACHE_DIR:-$out/ccache} CCACHE_BASEDIR=$root CCACHE_DEPEND=1
+ccache --zero-stats >/dev/null
+
 # step NAME: a stage's header; the previous stage's seconds go to the table printed at the end.
 stages=()
 stage_name="" stage_start=$SECONDS
@@ -50,8 +59,11 @@ EMHA_BENCH_BUILD="$out/native-release" EMHA_BUILD_ROOT="$out" bash bench/run.sh 
 configure_build_test native-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g -fno-omit-frame-pointer" \
   -DEMHA_SANITIZE=ON
 step "native-tsan: ThreadSanitizer (clang 14) on the attention and thread tests, forward() split over 2 workers"
+# One kernel variant (-march=native): what TSan checks is the threads' use of memory, the same in
+# every variant.
 CC=clang CXX=clang++ cmake -S "$root" -B "$out/native-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DEMHA_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+  -DEMHA_BUILD_BENCH=OFF -DEMHA_X86_ISA=native -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build "$out/native-tsan" -j "$jobs" --target emha_tests emha_pool_properties
 TSAN_OPTIONS=halt_on_error=1 "$out/native-tsan/tests/emha_tests" \
   --test-case='*thread*,parallel_for*,MultiHeadAttention*,*fused*,*causal*,*mask*'
@@ -111,4 +123,5 @@ step "tests/cross.sh: the ARM half (its own seconds per stage follow its run)"
 bash tests/cross.sh "$out" "$jobs"
 
 step "all test configurations passed"
+ccache --show-stats | grep -E 'Hits|Misses' || true
 stage_done

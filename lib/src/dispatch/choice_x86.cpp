@@ -18,7 +18,8 @@
 // sign extension, on 256-bit units as well as 512-bit ones, so they take the VNNI variant
 // wherever it runs, Zen 4 included, while the float kernels keep the choice above; without AVX-512
 // they take AVX-VNNI's (the same instruction, VEX-encoded on 256 bits: Intel's client cores from
-// Alder Lake), whose float kernels are AVX2's. Their results are integers, the same on every
+// Alder Lake). The VNNI variants are integer-only: their tables' float lines are the AVX-512 and
+// AVX2 variants' (variant_table.cpp). Their results are integers, the same on every
 // variant.
 //
 // Detection is our own: xsimd 8.1's available_architectures() reads the AVX bit after
@@ -110,8 +111,8 @@ struct Variant {
   bool (*chosen)() noexcept;  // the default picks it (first that says so, best first)
 };
 constexpr Variant variants[] = {
-    {isa_avx512vnni::variant_table, runs_avx512vnni, never},  // its float kernels are avx512's
-    {isa_avx2vnni::variant_table, runs_avx2vnni, never},      // its float kernels are avx2's
+    {isa_avx512vnni::variant_table, runs_avx512vnni, never},  // integer-only: float lines avx512's
+    {isa_avx2vnni::variant_table, runs_avx2vnni, never},      // integer-only: float lines avx2's
     {isa_avx512::variant_table, runs_avx512, prefers_avx512},
     {isa_avx2::variant_table, runs_avx2, runs_avx2},
     {isa_sse2::variant_table, runs_sse2, runs_sse2},
