@@ -72,7 +72,7 @@ from gen_seed_fixtures import (BlogColumnsAttention, BlogEncoderAttention, Featu
 from hf_checkpoint import write_folder  # noqa: E402
 import hf_modules as hf  # noqa: E402
 from read_blob import read_blob  # noqa: E402
-from emha_export_reference import relative_bucket  # noqa: E402
+from emha_export.reference import relative_bucket  # noqa: E402
 
 OUT_DIR = HERE / "fixtures"
 CROSSCHECK_DIR = HERE / "hf_folders"  # the checkpoints hf_crosscheck.py runs real transformers on

@@ -31,7 +31,7 @@ sys.dont_write_bytecode = True
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every config is read from its local folder
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "lib" / "export"))
-from emha_export_hf import SafeTensors  # noqa: E402 (standard library + numpy reader)
+from emha_export.hf import SafeTensors  # noqa: E402 (standard library + numpy reader)
 
 FOLDERS = HERE / "hf_folders"
 TOLERANCE = 1e-5  # max |transformers - re-implementation|, float64 both (a float32 step or two)

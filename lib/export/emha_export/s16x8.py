@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: --quantize 16x8 --calibration FILE, the 16x8 layer (Config::arithmetic
+"""--quantize 16x8 --calibration FILE, the 16x8 layer (Config::arithmetic
 s16x8, lib/include/emha/attention/mha_s16x8.hpp), quantized as TFLite's post-training 16x8
 quantization does it (tensorflow/lite/tools/optimize/quantization_utils.cc, the 16x8 scheme):
 
   activations  int16 per tensor, symmetric, zero point 0: each stage's range over the calibration
-               inputs run through the float64 module (emha_export_s8.stages: input, Q, K, V, the
+               inputs run through the float64 module (s8.stages: input, Q, K, V, the
                scaled scores over the keys a row attends, the context, the output), kept as
                float32; scale = max(|min|, |max|) / 32767 in float32
-  weights      int8 per output channel, symmetric in [-127, 127] (emha_export_int8.quantize)
+  weights      int8 per output channel, symmetric in [-127, 127] (int8.quantize)
   biases       int64 at s_x s_w[j] (a float32 product), half away from zero
   multipliers  QuantizeMultiplier: s_x s_w[j] / s_y per projection row, s_Q s_K scale / s_scores
                for Q K^T, s_V / 32768 / s_context for P V (each shift at most 7: TFLite's int64
@@ -16,7 +16,7 @@ quantization does it (tensorflow/lite/tools/optimize/quantization_utils.cc, the 
                softmax_common.cc for int16); output scale 1/32768, zero point 0
 
 The header stores only integers (and, for the caller, the input's and output's scale); the 16x8
-layer refuses what the s8 one does (emha_export_s8.check_supported). No blob format yet: --blob
+layer refuses what the s8 one does (s8.check_supported). No blob format yet: --blob
 is refused with --quantize 16x8.
 """
 import math
@@ -24,9 +24,9 @@ import math
 import numpy as np
 import torch
 
-from emha_export_int8 import quantize
-from emha_export_read import fail
-from emha_export_s8 import PROJ, STAGES, c_ints, config_lines, quantize_multiplier, round_away, split, stages
+from .int8 import quantize
+from .errors import fail
+from .s8 import PROJ, STAGES, c_ints, config_lines, quantize_multiplier, round_away, split, stages
 
 
 def symmetric_scale(lo, hi):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: checkpoints as users have them, and Hugging Face's config.json.
+"""Checkpoints as users have them, and Hugging Face's config.json.
 
 load_checkpoint: a Hugging Face model folder (config.json + model.safetensors, a sharded
 model.safetensors.index.json, or pytorch_model.bin), a .safetensors file (read here with the
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from emha_export_read import fail
+from .errors import fail
 
 # safetensors dtype -> numpy dtype (BF16 is read as its 16 bits and widened to float32)
 ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: int8 weights (--weights int8), emha's W8A32 scheme (Config::weight_type).
+"""Int8 weights (--weights int8), emha's W8A32 scheme (Config::weight_type).
 
 Each projection's weight [out, in] is int8 per output channel (a row), symmetric, zero point 0,
 in [-127, 127], with one float32 scale per row: weight[j][p] = q[j][p] * scale[j]. quantize()
@@ -15,7 +15,7 @@ permutation a family makes applies to the scales alike; they are exported bit fo
 """
 import torch
 
-from emha_export_read import fail, shape_str
+from .errors import fail, shape_str
 
 PROJECTIONS = ("in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
                "out_proj_weight")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: --quantize int8 --calibration FILE, the full-integer layer
+"""--quantize int8 --calibration FILE, the full-integer layer
 (Config::arithmetic s8, lib/include/emha/attention/mha_s8.hpp), quantized as TFLite's post-training
 quantization does it (tensorflow/lite/tools/optimize, kernels/internal/quantization_util.cc):
 
@@ -9,7 +9,7 @@ quantization does it (tensorflow/lite/tools/optimize, kernels/internal/quantizat
                widened to hold 0; scale = (max - min) / 255 and zero point
                round(-128 - min / scale) (half away from zero) in float32, as
                quantization_utils.cc's GetAsymmetricQuantizationParams
-  weights      int8 per output channel, symmetric in [-127, 127] (emha_export_int8.quantize)
+  weights      int8 per output channel, symmetric in [-127, 127] (int8.quantize)
   biases       int32 at s_x s_w[j] (a float32 product), half away from zero; the input zero point folded in:
                bias[j] - z_x sum_p w[j][p], so the device never subtracts it
   multipliers  QuantizeMultiplier(real) = (M0 in Q31, shift): s_x s_w[j] / s_y per projection row,
@@ -30,9 +30,9 @@ import zlib
 import numpy as np
 import torch
 
-from emha_export_int8 import quantize
-from emha_export_read import fail, shape_str
-from emha_export_write import HEADER_BYTES, align
+from .int8 import quantize
+from .errors import fail, shape_str
+from .write import HEADER_BYTES, align
 
 SCALED_DIFF_BITS = 5  # TFLite's kScaledDiffIntegerBits (softmax int8)
 STAGES = ("query", "q", "k", "v", "scores", "context", "out")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: the reference, the exported layer's forward in float64.
+"""The reference, the exported layer's forward in float64.
 
 ALiBi slopes, RoPE, xPos, T5's relative position buckets, QK-norm and the norms, reference_forward
 on one layer (self-attention, batch 1) with the module's own semantics as the Config states them
@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from emha_export_read import fail
+from .errors import fail
 
 # --------------------------------------------------------------------------------------------------
 # The reference: emha's forward in float64 (self-attention, batch 1)

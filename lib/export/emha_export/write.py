@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: writing the layer, as the weight blob and as a C++ header.
+"""Writing the layer, as the weight blob and as a C++ header.
 
 blob_bytes: lib/include/emha/io/weight_blob.hpp's format (header, tensor table, float32 tensors and
 int8 weights at 64-byte aligned offsets, CRC-32): version 2 for float weights, version 3 for int8.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Part of emha_export.py: the layer features beyond the projections, read from the tensors and
+"""The layer features beyond the projections, read from the tensors and
 config.json and checked against each other.
 
 head_dim (Q is heads x head_dim wide, decoupled from d_model / heads), QK-norm (q_norm / k_norm:
@@ -8,7 +8,8 @@ query_pre_attn_scalar ** -0.5, T5's 1, the blog block's (d_k // heads) ** -0.5),
 position bias (the [buckets, heads] table of block 0 of the layer's stack) and the blog block's
 head split as written (flat_view).
 """
-from emha_export_read import agree, fail, join, shape_str
+from .errors import agree, fail, join, shape_str
+from .hf import t5_bias_prefix
 
 
 def head_dim_from(hf, args, heads, q_entry):
@@ -70,7 +71,6 @@ def read_qk_norm(ck, p, hf, args, heads, kv_heads, hd):
 def read_relative_bias(ck, p, hf, args, heads):
     """T5: (buckets, max_distance, bidirectional, table entry) from block 0 of the layer's stack
     (only block 0 holds the table; a layer that holds its own, UMT5's, uses it)."""
-    from emha_export_hf import t5_bias_prefix  # noqa: E402 (it imports fail from here)
     own = join(p, "relative_attention_bias.weight")
     name = own if ck.has(own) else join(t5_bias_prefix(p), "relative_attention_bias.weight")
     if not ck.has(name):
