@@ -297,7 +297,7 @@ def main_s8(args, ck, cfg, tensors, name):
     x = s8.load_calibration(args.calibration, cfg["d_model"])
     part = s16x8 if args.quantize == "16x8" else s8
     qz, lines = part.quantize_layer(cfg, tensors, x, cfg["causal"] or args.reference_causal, single)
-    source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
+    source = pathlib.Path(args.checkpoint).name + (f" ({cfg['prefix']})" if cfg["prefix"] else "")
     if args.header:
         pathlib.Path(args.header).write_text(part.header_text(cfg, qz, name, args.section, source, single))
     if args.blob:
@@ -339,7 +339,7 @@ def main(argv):
         pathlib.Path(args.blob).write_bytes(
             blob_bytes(cfg, blob_tensors, args.reference_rows, args.reference_causal))
     if args.header:
-        source = pathlib.Path(args.checkpoint).name + (f" ({args.prefix})" if args.prefix else "")
+        source = pathlib.Path(args.checkpoint).name + (f" ({cfg['prefix']})" if cfg["prefix"] else "")
         pathlib.Path(args.header).write_text(
             header_text(cfg, written, name, args.section, ref, source))
     for line in lines:

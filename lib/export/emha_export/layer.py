@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The layer: its dims from the tensors, its norm, and build_layer, everything the Config and the
 blob say, each checked."""
+import copy
+from typing import NamedTuple
+
 import torch
 
 from . import features as feat
@@ -137,7 +140,14 @@ def read_norm(ck, args, d, norm, prefix, eps):
 # --------------------------------------------------------------------------------------------------
 # The layer: everything the Config and the blob say
 
-def build_layer(ck, args):
+class Layer(NamedTuple):
+    """What an export writes: the Config's values (cfg) and the tensors under emha's names."""
+    cfg: dict
+    tensors: dict
+
+
+def locate(ck, args):
+    """(prefix, HfConfig, the module there or None); --layer N resolved to its prefix."""
     layer = None
     if args.layer is not None:
         if args.prefix:
@@ -147,13 +157,16 @@ def build_layer(ck, args):
     p = args.prefix
     hf = HfConfig(ck.config, ck.config_path, p, layer)
     hf.refuse_unsupported()
-    module = ck.submodule(p)
-    heads, kv_flag = args.heads, args.kv_heads
+    return p, hf, ck.submodule(p)
+
+
+def read_heads(args, p, hf, module):
+    """(heads, kv_heads flag or None): the flags, config.json and the module's attributes, agreeing."""
     where = hf.where
     key, value = hf.heads()
-    heads = agree(heads, value, ("--heads", f"{where} {key}"))
+    heads = agree(args.heads, value, ("--heads", f"{where} {key}"))
     key, value = hf.kv_heads()
-    kv_flag = agree(kv_flag, value, ("--kv-heads", f"{where} {key}"))
+    kv_flag = agree(args.kv_heads, value, ("--kv-heads", f"{where} {key}"))
     if module is not None:
         attr, value = int_attr(module, HEADS_ATTRS)
         heads = agree(heads, value, ("--heads", join(p, attr or "num_heads")))
@@ -161,43 +174,32 @@ def build_layer(ck, args):
         kv_flag = agree(kv_flag, value, ("--kv-heads", join(p, attr or "kv_heads")))
     if heads is None:
         fail("--heads is required: a state_dict does not say how many heads it has")
-    family = detect_family(ck, p, args.family)
-    if family not in ("proj", "phi3", "t5") and kv_flag is None:
-        kv_flag = heads  # GQA is read from K's rows only: the other families have none
+    return heads, kv_flag
+
+
+def read_projections(ck, p, family, heads, kv_flag):
+    """(parts, the checkpoint's int8 scales per projection or None): the family's tensors, read
+    once as values and, when some are int8 (int8.py), once more as their scales."""
     def read_family():
         return (family_per_head(ck, p, heads, kv_flag) if family == "per_head"
                 else FAMILIES[family][1](ck, p, heads))
 
-    ck.int8_pass = True  # int8 weights with their scales (int8.py): read twice
-    parts = read_family()
-    given_scales = None
-    if ck.int8_read:
+    ck.int8_pass = True
+    try:
+        parts = read_family()
+        if not ck.int8_read:
+            return parts, None
         ck.view = "scales"
         scale_parts = read_family()
-        ck.view = "values"
-        given_scales = projection_scales(parts, scale_parts)
-    ck.int8_pass = False
-    _, hidden = hf.get("hidden_size", "n_embd", "dim", "d_model")
-    head_dim = feat.head_dim_from(hf, args, heads, parts["q"])
-    d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag, head_dim)
-    if isinstance(hidden, int) and hidden != d:
-        fail(f"{parts['q'][0]} has d_model {d} columns, but {where} says hidden size {hidden}")
-    if isinstance(module, torch.nn.MultiheadAttention):
-        for attr, value in (("kdim", kdim), ("vdim", vdim)):
-            if getattr(module, attr) != value:
-                fail(f"{join(p, attr)} = {getattr(module, attr)} disagrees with the K/V weights' "
-                     f"{value} columns")
+    finally:
+        ck.view, ck.int8_pass = "values", False
+    return parts, projection_scales(parts, scale_parts)
 
-    qk_norm, qk_offset, qk_eps, qn, kn = feat.read_qk_norm(ck, p, hf, args, heads, kv_heads, d_k)
-    relative = None
-    if family == "t5":
-        args.position = agree(args.position, "relative_bias",
-                              ("--position", f"{family} (relative_attention_bias)"))
-        relative = feat.read_relative_bias(ck, p, hf, args, heads)
-    elif args.position == "relative_bias":
-        fail("--position relative_bias is T5's (q/k/v/o with relative_attention_bias); "
-             f"'{p}' is family {family}")
 
+def resolve_rope_and_window(args, hf, family, d_k):
+    """Completes args' position, RoPE and sliding-window flags from config.json's model type (or
+    the family's own RoPE), each agreeing with a flag given."""
+    where = hf.where
     if hf.present and family != "t5":
         implied = "rope" if hf.uses_rope(family) else "none"
         args.position = agree(args.position, implied, ("--position", f"{where} model_type "
@@ -227,16 +229,10 @@ def build_layer(ck, args):
         args.rope_base = 10000.0
     if args.sliding_window is None:
         args.sliding_window = 0
-    norm_eps = args.norm_eps
-    if family in ("bert", "t5"):
-        key, value = hf.norm_eps()
-        norm_eps = agree(norm_eps, value, ("--norm-eps", f"{where} {key}"))
-        if norm_eps is None and family == "bert":
-            fail(f"{join(p, 'output.LayerNorm')}: --norm-eps is required without config.json "
-                 "(BERT's layer_norm_eps, 1e-12 in its configs)")
-        if norm_eps is None and hf.present:
-            norm_eps = 1e-6  # T5Config's layer_norm_epsilon default
 
+
+def resolve_position(args, p, module, d, heads, d_k):
+    """(position, rope_dims, xPos scale base or None): the flags against torchscale's xpos module."""
     position = args.position
     xpos_module = getattr(module, "xpos", None) if module is not None else None
     if module is not None and hasattr(module, "xpos"):  # torchscale: xpos is None or an XPOS
@@ -260,17 +256,36 @@ def build_layer(ck, args):
             fail(f"--position xpos needs an even d_k, d_model {d} / heads {heads} = {d_k}")
         if args.sliding_window:
             fail("--position xpos has no --sliding-window (torchscale's xPos centres every position)")
+    return position, rope_dims, scale_base
 
+
+def resolve_norm_eps(args, hf, family, p):
+    """--norm-eps, or BERT's and T5's from config.json (agreeing with the flag), or None."""
+    norm_eps = args.norm_eps
+    if family in ("bert", "t5"):
+        key, value = hf.norm_eps()
+        norm_eps = agree(norm_eps, value, ("--norm-eps", f"{hf.where} {key}"))
+        if norm_eps is None and family == "bert":
+            fail(f"{join(p, 'output.LayerNorm')}: --norm-eps is required without config.json "
+                 "(BERT's layer_norm_eps, 1e-12 in its configs)")
+        if norm_eps is None and hf.present:
+            norm_eps = 1e-6  # T5Config's layer_norm_epsilon default
+    return norm_eps
+
+
+def resolve_norm(ck, args, family, p, width, norm_eps):
+    """(placement, prefix, kind, eps, affine, weight entry, bias entry): the layer's norm from the
+    flags, the module and the family; width(placement): d_model, or heads x d_k for sub-LN."""
     norm, norm_prefix = default_norm(ck, args, family, p)
-    norm_kind, norm_affine, nw, nb = "layer_norm", True, None, None
     if norm == "none":
-        norm_eps = 1e-5
-    if norm != "none":
-        norm_kind, norm_eps, norm_affine, nw, nb = read_norm(
-            ck, args, heads * d_k if norm == "sub" else d, norm, norm_prefix, norm_eps)
-    scale, scale_from = feat.resolve_scale(hf, args, family, d_k, heads)
-    head_split = feat.resolve_head_split(args, family, position, d, heads, d_k)
+        return norm, norm_prefix, "layer_norm", 1e-5, True, None, None
+    kind, eps, affine, nw, nb = read_norm(ck, args, width(norm), norm, norm_prefix, norm_eps)
+    return norm, norm_prefix, kind, eps, affine, nw, nb
 
+
+def refuse_unused(ck, p, norm_prefix, family):
+    """Every tensor under the prefix (and the norm's) was read or is a known buffer: nothing is
+    silently left out."""
     ignored = {join(p, n) for n in IGNORED.get(family, ())}
     unused = [n for n in ck.under(p) + (ck.under(norm_prefix) if norm_prefix else [])
               if n not in ck.used and n not in ignored
@@ -280,8 +295,11 @@ def build_layer(ck, args):
              f"not used by this export ({len(unused)} unused: {', '.join(unused[:8])}); a norm "
              "needs --norm/--norm-prefix, anything else is not supported")
 
+
+def emha_tensors(parts, given_scales, same, extra):
+    """(tensors, scales or None) under emha's names: Q, K and V stacked into in_proj_* where kdim
+    and vdim are d_model (`same`), the output projection, and `extra` ({name: entry or None})."""
     bias = {r: (r + "b") in parts for r in "qkvo"}
-    same = kdim == d and vdim == d
     tensors = {}
     if same:
         tensors["in_proj_weight"] = torch.cat([parts[r][1] for r in "qkv"])
@@ -298,25 +316,78 @@ def build_layer(ck, args):
         scales["out_proj_weight"] = given_scales["o"]
     if bias["o"]:
         tensors["out_proj_bias"] = parts["ob"][1]
-    if nw is not None:
-        tensors["norm_weight"] = nw[1]
-    if nb is not None:
-        tensors["norm_bias"] = nb[1]
-    if qn is not None:
-        tensors["q_norm_weight"], tensors["k_norm_weight"] = qn[1], kn[1]
-    if relative is not None:
-        tensors["relative_attention_bias"] = relative[3][1]
+    for name, entry in extra.items():
+        if entry is not None:
+            tensors[name] = entry[1]
+    return tensors, scales
 
+
+def check_sizes(cfg, args):
+    for key in ("max_seq_q", "max_seq_kv", "max_batch", "max_threads"):
+        if cfg[key] <= 0:
+            fail(f"--{key.replace('_', '-')} {cfg[key]} must be positive")
+    if args.reference_rows > cfg["max_seq_q"] or args.reference_rows > cfg["max_seq_kv"]:
+        fail(f"--reference-rows {args.reference_rows} exceeds --max-seq-q {cfg['max_seq_q']} or "
+             f"--max-seq-kv {cfg['max_seq_kv']}")
+    if cfg["position"] == "rope" and cfg["rope_base"] <= 0:
+        fail(f"--rope-base {cfg['rope_base']} must be positive")
+    if cfg["position"] == "xpos" and cfg["xpos_scale_base"] <= 0:
+        fail(f"--xpos-scale-base {cfg['xpos_scale_base']} must be positive")
+
+
+def build_layer(ck, args):
+    """The Layer the checkpoint and the flags describe, every value checked. `args` is not
+    changed: the flags are completed on a copy (from config.json, the module, the family)."""
+    args = copy.copy(args)
+    p, hf, module = locate(ck, args)
+    where = hf.where
+    heads, kv_flag = read_heads(args, p, hf, module)
+    family = detect_family(ck, p, args.family)
+    if family not in ("proj", "phi3", "t5") and kv_flag is None:
+        kv_flag = heads  # GQA is read from K's rows only: the other families have none
+    parts, given_scales = read_projections(ck, p, family, heads, kv_flag)
+    _, hidden = hf.get("hidden_size", "n_embd", "dim", "d_model")
+    head_dim = feat.head_dim_from(hf, args, heads, parts["q"])
+    d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag, head_dim)
+    if isinstance(hidden, int) and hidden != d:
+        fail(f"{parts['q'][0]} has d_model {d} columns, but {where} says hidden size {hidden}")
+    if isinstance(module, torch.nn.MultiheadAttention):
+        for attr, value in (("kdim", kdim), ("vdim", vdim)):
+            if getattr(module, attr) != value:
+                fail(f"{join(p, attr)} = {getattr(module, attr)} disagrees with the K/V weights' "
+                     f"{value} columns")
+
+    qk_norm, qk_offset, qk_eps, qn, kn = feat.read_qk_norm(ck, p, hf, args, heads, kv_heads, d_k)
+    relative = None
+    if family == "t5":
+        args.position = agree(args.position, "relative_bias",
+                              ("--position", f"{family} (relative_attention_bias)"))
+        relative = feat.read_relative_bias(ck, p, hf, args, heads)
+    elif args.position == "relative_bias":
+        fail("--position relative_bias is T5's (q/k/v/o with relative_attention_bias); "
+             f"'{p}' is family {family}")
+    resolve_rope_and_window(args, hf, family, d_k)
+    norm_eps = resolve_norm_eps(args, hf, family, p)
+    position, rope_dims, scale_base = resolve_position(args, p, module, d, heads, d_k)
+    norm, norm_prefix, norm_kind, norm_eps, norm_affine, nw, nb = resolve_norm(
+        ck, args, family, p, lambda placement: heads * d_k if placement == "sub" else d, norm_eps)
+    scale, scale_from = feat.resolve_scale(hf, args, family, d_k, heads)
+    head_split = feat.resolve_head_split(args, family, position, d, heads, d_k)
+    refuse_unused(ck, p, norm_prefix, family)
+
+    tensors, scales = emha_tensors(parts, given_scales, kdim == d and vdim == d, {
+        "norm_weight": nw, "norm_bias": nb, "q_norm_weight": qn, "k_norm_weight": kn,
+        "relative_attention_bias": relative[3] if relative else None})
     max_seq_q = args.max_seq_q or max(64, args.reference_rows)
     cfg = dict(family=family, d_model=d, heads=heads, kv_heads=kv_heads, d_k=d_k, kdim=kdim,
-               vdim=vdim, bias=bias, max_seq_q=max_seq_q,
+               vdim=vdim, bias={r: (r + "b") in parts for r in "qkvo"}, max_seq_q=max_seq_q,
                max_seq_kv=args.max_seq_kv or max_seq_q, max_batch=args.max_batch,
                max_threads=args.max_threads, prepack=not args.no_prepack,
                attention_weights=not args.no_attention_weights, position=position,
                rope_pairing=args.rope_pairing, rope_dims=rope_dims, rope_base=args.rope_base,
                xpos_scale_base=scale_base if scale_base is not None else 512.0,
                sliding_window=args.sliding_window, norm=norm, norm_kind=norm_kind,
-               norm_eps=norm_eps, norm_affine=norm_affine if norm != "none" else True,
+               norm_eps=norm_eps, norm_affine=norm_affine,
                head_dim=d_k, scale=scale, scale_from=scale_from, qk_norm=qk_norm,
                qk_norm_eps=qk_eps, qk_norm_unit_offset=qk_offset, head_split=head_split,
                relative_buckets=relative[0] if relative else 32,
@@ -325,16 +396,7 @@ def build_layer(ck, args):
                relative_from=relative[3][0] if relative else None,
                outside_norms=hf.outside_norms() if hf.present else None,
                given_scales=scales)
-    for key in ("max_seq_q", "max_seq_kv", "max_batch", "max_threads"):
-        if cfg[key] <= 0:
-            fail(f"--{key.replace('_', '-')} {cfg[key]} must be positive")
-    if args.reference_rows > cfg["max_seq_q"] or args.reference_rows > cfg["max_seq_kv"]:
-        fail(f"--reference-rows {args.reference_rows} exceeds --max-seq-q {cfg['max_seq_q']} or "
-             f"--max-seq-kv {cfg['max_seq_kv']}")
-    if position == "rope" and cfg["rope_base"] <= 0:
-        fail(f"--rope-base {cfg['rope_base']} must be positive")
-    if position == "xpos" and cfg["xpos_scale_base"] <= 0:
-        fail(f"--xpos-scale-base {cfg['xpos_scale_base']} must be positive")
+    check_sizes(cfg, args)
     cfg.update(prefix=p, from_config=hf.used, config_file=where if hf.present else None,
                causal=hf.causal(family))
-    return cfg, tensors
+    return Layer(cfg, tensors)
