@@ -108,7 +108,7 @@ inline void store(float* p, vf32 v) noexcept { v.store_unaligned(p); }
 inline vf32 splat(float x) noexcept { return vf32(x); }
 #if defined(__AVX512F__)
 // a*b + c, one rounding. xsimd 8.1 has no AVX-512 fma: its generic one is a multiply and an add,
-// two roundings and twice the instructions (what that cost the AVX-512 GEMM: bench/README.md).
+// two roundings and twice the instructions (what that cost the AVX-512 GEMM: bench/README.md history).
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return _mm512_fmadd_ps(a, b, c); }
 #else
 inline vf32 fmadd(vf32 a, vf32 b, vf32 c) noexcept { return xsimd::fma(a, b, c); }  // a*b + c

@@ -5,7 +5,7 @@ fused path with one key tile, the fixtures' case) whose every stage's order is s
 chains, k split into lanes or blocks, float64 accumulation, exactly rounded. `forward(d)` with no
 options reproduces emha's AVX2 build to the printed digits of `emha_tests -tc="*matches torch*" -s`.
 
-    /usr/bin/python3 tests/attention/accuracy_orders.py      # the table in bench/README.md
+    /usr/bin/python3 tests/attention/accuracy_orders.py      # prints the summation orders table
 
 It regenerates the fixtures' modules and inputs with gen_fixtures.py (nothing is written)."""
 import pathlib

@@ -112,7 +112,7 @@ void run_parity(bool use_lengths) {
     // Accuracy: emha's error and PyTorch float32's own against the float64 truth, printed per
     // fixture (the fused path, pre-packed weights). Not a bound: with the output projection
     // summed in k blocks (GemmOptions::k_blocks) emha is at most 1.36x torch's max error here on
-    // x86 (2.09x in one chain, bench/README.md), and no float32 accumulation order reaches <= 1 on
+    // x86 (2.09x in one chain, bench/README.md history), and no float32 accumulation order reaches <= 1 on
     // every fixture (tests/attention/accuracy_orders.py). emha's own float32 bound is the parity
     // check above.
     if (Prepack && !use_lengths && !with_weights) {

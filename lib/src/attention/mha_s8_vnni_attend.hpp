@@ -153,7 +153,7 @@ inline void store_probabilities(std::size_t skv, const std::int8_t* rows, std::s
 // of vector v's rows): the context requantized, + 128 by 4 to ctx (groups sq * 4 bytes apart). Its
 // accumulators local, C x NV of them: enough independent chains to cover VPDPBUSD's latency. The
 // step is project_step's shape, written out: through that function the pass ran slower
-// (bench/README.md).
+// (bench/README.md history).
 template <std::size_t C, std::size_t NV>
 inline void context_block(const Attend& a, const std::int8_t* p, const __m512i* p_term, std::size_t c, std::size_t i,
                           std::size_t rows, std::size_t h, const L::Multipliers& mq, __m512i zp,

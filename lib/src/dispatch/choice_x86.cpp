@@ -10,7 +10,7 @@
 // same bits: AVX-512 where it doubles AVX2's FMA throughput (Intel's AVX-512 cores; AMD from
 // Zen 5, family 0x1A, whose FMA units are 512 bits wide), AVX2+FMA on AMD Zen 4 (family 0x19:
 // AVX-512 runs on 256-bit units at AVX2's FLOP rate, and the AVX-512 kernels measured 9-18%
-// slower there at attention sizes, bench/README.md), AVX2+FMA without AVX-512, SSE2
+// slower there at attention sizes, bench/README.md history), AVX2+FMA without AVX-512, SSE2
 // below that. Timing the variants at start-up would choose by noise, and differently per run.
 //
 // The full-integer kernels (kernel_list.def's EMHA_KERNEL_S8 lines, kernels_s8()) choose apart: VPDPBUSD

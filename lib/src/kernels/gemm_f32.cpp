@@ -237,7 +237,7 @@ Status gemm_f32(std::size_t m, std::size_t n, std::size_t k, const float* a, std
   }
   // The whole product one narrow panel of B read in place (a 16-wide head's P V on AVX-512, a
   // 16^3 product): its tiles directly, no scratch and no block loops, whose set-up cost a 16^3
-  // product about a quarter of its time (bench/README.md). Same tiles, same bits as the loops.
+  // product about a quarter of its time (bench/README.md history). Same tiles, same bits as the loops.
   if (k <= gemm_kc && n <= gemm_nr &&
       panel_path(gemm_per_panel(m, k), trans_b, k, ldb, m, n, o) == PanelPath::narrow_in_place) {
     gemm_panel_narrow(k, a, lda, b, ldb, c, ldc, m, n, detail::GemmEpilogue{o.alpha, o.beta, o.bias});

@@ -11,7 +11,7 @@
 // Config::kv_cache_type = KvType::int8: the same layout of int8 values, and one float scale per
 // row, scales[((b * 2 + kind) * kv_heads + g) * Capacity + p] (emha/kernels/quant.hpp); owned
 // storage only. Its bytes are about a quarter of the float cache's (d_k + 4 per row, not 4 d_k).
-// Why head-major, measured (bench_decode's layout/ benchmarks, bench/README.md): a
+// Why head-major, measured (bench_decode's layout/ benchmarks, bench/README.md history): a
 // step's attention reads each head's keys and values once; head-major makes that a contiguous
 // stream, token-major (llama.cpp's row of all heads, which emha used first) a d_k-float read every
 // 2 * kv_dim floats. At kv_dim 512 that stride is 4 KiB, the L1 set-aliasing distance, and the

@@ -28,14 +28,14 @@ struct GemmOptions {
 // Cache blocking of the packed driver. Upper bounds of the micro-kernel tiles of every build,
 // so that scratch sizes are compile-time constants independent of the target.
 // kc = 512 takes the projections of d_model <= 512 in one k block, so C is written once and never
-// read back (faster than kc = 256 at 256x1536x512 and 512^3: bench/README.md).
+// read back (faster than kc = 256 at 256x1536x512 and 512^3: bench/README.md history).
 inline constexpr std::size_t gemm_kc = 512;       // K per packed block
 // GemmOptions::k_blocks: k in blocks of gemm_k_block. One FMA chain over all of k grows its error
 // with k; blocks of 16 cut it (the partial sums stay small), at one load, add and store of the
 // running total per accumulator per block (no registers: AVX2's and aarch64's tiles use them
 // all). The layer's output projection sums in blocks: on x86 that took emha's max error against
 // a float64 truth from up to 2.5x PyTorch float32's to at most 1.7x on the seed fixtures (1.4x on
-// the nn.MultiheadAttention ones), for 0.6-2.2% of the forward (bench/README.md).
+// the nn.MultiheadAttention ones), for 0.6-2.2% of the forward (bench/README.md history).
 inline constexpr std::size_t gemm_k_block = 16;
 inline constexpr std::size_t gemm_mc = 96;        // rows of A per block (mc x kc floats in L2)
 inline constexpr std::size_t gemm_max_mr = 8;
