@@ -52,6 +52,9 @@ C_STYLE = (".cpp", ".hpp", ".h", ".c")
 HASH_STYLE = (".cmake", ".cmake.in", ".py", ".sh")
 BLOCK_STYLE = (".ld",)
 
+# A public header's #if on an instruction-set feature macro: a size or layout the user's compiler
+# flags could change against the library's (architecture macros, __x86_64__ or __arm__, are fine).
+FLAG_IF_RE = re.compile(r"^\s*#\s*(?:el)?if.*\b(__ARM_FEATURE_\w+|__ARM_NEON\w*|__AVX\w*|__SSE\w*|__FMA__|__F16C__)")
 NOTE_RE = re.compile(r"session [0-9]+|this machine|no board here", re.IGNORECASE)
 # A reference to a tracker's issue: "issue #N"/"issues #N", "issue N" (but not an issue rate:
 # "issue 2 FMAs per cycle", "issues 4 x 128 bits", "issue 2 loads"), or a bare "(#N)".
@@ -316,7 +319,7 @@ def issue_references(relpath):
 
 def check(paths, everything=False):
     problems = []
-    counts = {"spdx": 0, "note": 0, "path": 0, "issue": 0}
+    counts = {"spdx": 0, "note": 0, "path": 0, "issue": 0, "flag": 0}
     tree = Tree()
     checked = set()
     sources = 0
@@ -346,6 +349,12 @@ def check(paths, everything=False):
                 for number, line in enumerate(lines, 1):
                     for m in NOTE_RE.finditer(line):
                         report("note", f"{relpath}:{number}", f"lab note '{m.group(0)}'")
+            if relpath.startswith("lib/include/"):
+                for number, line in enumerate(lines or read_lines(relpath), 1):
+                    m = FLAG_IF_RE.search(line)
+                    if m:
+                        report("flag", f"{relpath}:{number}", f"public header depends on {m.group(1)}"
+                               " (the user's flags): decide by the architecture, the same for every flag set")
             if in_lib and not generated(relpath):
                 text = "\n".join(lines)
                 for number, comment in comments(relpath, text):
@@ -370,7 +379,8 @@ def check(paths, everything=False):
     if total:
         print(f"check_sources: {total} problem(s), {sources} source files: {counts['spdx']} without"
               f" the SPDX line, {counts['note']} lab notes, {counts['path']} comments naming a"
-              f" missing file, {counts['issue']} issue references. Insert SPDX lines with:"
+              f" missing file, {counts['issue']} issue references, {counts['flag']} public headers on"
+              f" a target flag. Insert SPDX lines with:"
               f" {rel(__file__)} --fix-spdx PATH...")
         return 1
     print(f"check_sources: ok, {sources} source files (generated fixtures and corpus skipped) under"

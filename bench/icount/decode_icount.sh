@@ -31,8 +31,12 @@ printf 'decode step, (256, 4 heads, 2 K/V heads) at 64 cached positions, aarch64
 printf '%-22s %14s %10s\n' variant instructions "vs float"
 base=0
 for v in f32 w8 kv8 w8kv8; do
-  one=$(count "$v" 1)
-  three=$(count "$v" 3)
+  # The one-step and three-step runs side by side (counts do not depend on timing).
+  count "$v" 1 >"$build/$v.1" & first=$!
+  count "$v" 3 >"$build/$v.3" & second=$!
+  wait "$first"
+  wait "$second"
+  one=$(<"$build/$v.1") three=$(<"$build/$v.3")
   per=$(((three - one) / 2))
   [ "$base" -gt 0 ] || base=$per
   case $v in

@@ -48,7 +48,7 @@ constexpr MhaDims checked_dims_s8() noexcept {
 //   query rows' Q and probability row sums [2 x 6] (int32; off the stack); one query
 //   row's scores, keep flags and packed scores [S_kv each], and mha_s8_attend_rows rows of
 //   probabilities [S_kv each] (int8); on x86-64, the VNNI pass's packed operands, and on
-//   Cortex-M4/M7 and armv6, the products' gemm_s8_staged stage (packed, below). 64-byte aligned
+//   32-bit ARM, the products' gemm_s8_staged stage (packed, below). 64-byte aligned
 //   each.
 inline constexpr std::size_t mha_s8_project_rows = gemm_s8_stage_rows;  // rows a projection's gemm takes at once
 inline constexpr std::size_t mha_s8_attend_rows = gemm_s8_stage_rows;  // query rows the attention's gemms take
@@ -60,20 +60,20 @@ inline constexpr std::size_t mha_s8_key_chunk = 16;
 constexpr std::size_t mha_s8_key_chunks(std::size_t keys) noexcept {
   return keys ? (keys + mha_s8_key_chunk - 1) / mha_s8_key_chunk : 1;
 }
-// Rows of input the x86-64 VNNI pass packs at once (lib/src/attention/mha_s8_vnni.hpp), and its
-// block of query rows; 0 where no pass packs, so that no other target's arena grows.
+// What the arena holds beyond the pass's buffers, decided by the architecture alone (never by
+// -march, -mcpu or -mfpu): a user's translation unit and the library, compiled with different
+// flags, agree on arena_bytes. On x86-64, the VNNI pass's packed input rows and its block of query
+// rows (lib/src/attention/mha_s8_vnni.hpp); on 32-bit ARM, the products' int16 stage
+// (gemm_s8_staged), which the DSP variant (Cortex-M4/M7, armv6) fills and NEON's and Helium's
+// leave unused; neither elsewhere.
 #if defined(__x86_64__) || defined(_M_X64)
 inline constexpr std::size_t mha_s8_pack_rows = 64, mha_s8_pack_queries = 32;
-#else
+inline constexpr bool mha_s8_stage = false;
+#elif defined(__arm__) && !defined(__aarch64__)
 inline constexpr std::size_t mha_s8_pack_rows = 0, mha_s8_pack_queries = 0;
-#endif
-// Whether the products stage their rows (gemm_s8_staged): on the DSP variant (Cortex-M4/M7,
-// armv6; not NEON's armv7 nor Helium's M55, which have the DSP instructions too), so that no
-// other target's arena grows.
-#if defined(__ARM_FEATURE_DSP) && !defined(__aarch64__) && !defined(__ARM_FEATURE_MVE) && \
-    !defined(__ARM_NEON) && !defined(__ARM_NEON__)
 inline constexpr bool mha_s8_stage = true;
 #else
+inline constexpr std::size_t mha_s8_pack_rows = 0, mha_s8_pack_queries = 0;
 inline constexpr bool mha_s8_stage = false;
 #endif
 constexpr std::size_t round_up4(std::size_t n) noexcept { return (n + 3) / 4 * 4; }
