@@ -19,13 +19,11 @@ The header stores only integers (and, for the caller, the input's and output's s
 layer refuses what the s8 one does (s8.check_supported). No blob format yet: --blob
 is refused with --quantize 16x8.
 """
-import math
-
 import numpy as np
 
 from .int8 import quantize
 from .errors import fail
-from .s8 import PROJ, STAGES, integer_header, quantize_multiplier, round_away, split, stages
+from .s8 import PROJ, STAGES, calibration_ranges, integer_header, quantize_multiplier, round_away, split
 
 
 def symmetric_scale(lo, hi):
@@ -45,12 +43,7 @@ def quantize_layer(cfg, tensors, calibration, causal, single):
     """Every integer the 16x8 layer stores, and the lines to print."""
     cfg["s8_scale"] = float(cfg["scale"]) if cfg["scale"] else cfg["d_k"] ** -0.5
     t = split(cfg, tensors)
-    ranges = {}
-    for x in calibration:
-        for name, v in stages(cfg, t, x, causal).items():
-            lo, hi = ranges.get(name, (math.inf, -math.inf))
-            if v.numel():
-                ranges[name] = (min(lo, float(v.min())), max(hi, float(v.max())))
+    ranges = calibration_ranges(cfg, t, calibration, causal)
     sc = {s: symmetric_scale(*ranges.get(s, (0.0, 0.0))) for s in STAGES}
     out = {"scale": sc}
     for r, x_name, y_name in PROJ:

@@ -156,17 +156,23 @@ def split(cfg, tensors):
     return t
 
 
-def quantize_layer(cfg, tensors, calibration, causal, single):
-    """Every integer the s8 layer stores, and the lines to print."""
-    check_supported(cfg)
-    cfg["s8_scale"] = float(cfg["scale"]) if cfg["scale"] else cfg["d_k"] ** -0.5
-    t = split(cfg, tensors)
+def calibration_ranges(cfg, t, calibration, causal):
+    """{stage: (min, max)} over the calibration inputs run through the float64 module (stages)."""
     ranges = {}
     for x in calibration:
         for name, v in stages(cfg, t, x, causal).items():
             lo, hi = ranges.get(name, (math.inf, -math.inf))
             if v.numel():
                 ranges[name] = (min(lo, float(v.min())), max(hi, float(v.max())))
+    return ranges
+
+
+def quantize_layer(cfg, tensors, calibration, causal, single):
+    """Every integer the s8 layer stores, and the lines to print."""
+    check_supported(cfg)
+    cfg["s8_scale"] = float(cfg["scale"]) if cfg["scale"] else cfg["d_k"] ** -0.5
+    t = split(cfg, tensors)
+    ranges = calibration_ranges(cfg, t, calibration, causal)
     tp = {s: tensor_params(*ranges.get(s, (0.0, 0.0))) for s in STAGES}
     out = {"zero_point": {s: tp[s][1] for s in STAGES}, "scale": {s: tp[s][0] for s in STAGES}}
     lines = []
