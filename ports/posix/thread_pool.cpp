@@ -105,7 +105,7 @@ void run_items(Pool& p, std::uint32_t gen, std::size_t self) noexcept {
     if ((c & ~((1u << job_shift) - 1)) != tag) return;
     if (self > ((c >> item_bits) & thread_mask)) return;
     const std::size_t i = c & item_mask;
-    if (i >= p.items.load(std::memory_order_relaxed)) return;
+    if (i >= p.items.load(std::memory_order_acquire)) return;  // the closed word's too
     if (!p.claim.compare_exchange_weak(c, c + 1, std::memory_order_acquire, std::memory_order_acquire))
       continue;  // c now holds the current word
     const std::size_t items = p.items.load(std::memory_order_relaxed);
@@ -188,12 +188,20 @@ void parallel_for(std::size_t items, std::size_t threads, ParallelTask task, voi
     return;
   }
   std::lock_guard<std::mutex> call(p.call);
+  const std::uint32_t gen = (p.generation.load(std::memory_order_relaxed) + 1) & ((1u << (32 - job_shift)) - 1);
+  const std::uint32_t word = gen << job_shift | std::uint32_t(threads - 1) << item_bits;
+  // Closed first. The last job's word, every item taken, may still sit in a thread between its
+  // load and its compare-and-swap: once the fields below change (a larger item count), that swap
+  // would take an item the last job does not have, run it with this job's task or the last one's,
+  // and count it in this job's `done`, which then never equals `items`. No swap on an older word
+  // succeeds after this store; a thread that reads a new field (items, acquire) finds the word
+  // closed or open; the closed word's item (item_mask) is never below a job's count.
+  p.claim.store(word | item_mask, std::memory_order_relaxed);
   p.task = task;
   p.context = context;
-  p.items.store(items, std::memory_order_relaxed);
   p.done.store(0, std::memory_order_relaxed);
-  const std::uint32_t gen = (p.generation.load(std::memory_order_relaxed) + 1) & ((1u << (32 - job_shift)) - 1);
-  p.claim.store(gen << job_shift | std::uint32_t(threads - 1) << item_bits, std::memory_order_release);
+  p.items.store(items, std::memory_order_release);
+  p.claim.store(word, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(p.m);  // a worker between its check and its wait sees this
     p.generation.store(gen, std::memory_order_release);

@@ -2,7 +2,7 @@
 // The posix pool's properties, none of them timed (ports/posix/thread_pool.cpp):
 //   - start_workers clamps its request to the CPUs the process may use and starts once;
 //   - parallel_for runs every item once, in a slot below the job's thread count, and no two
-//     items running at the same time share a slot;
+//     items running at the same time share a slot; calls back to back never mix their items;
 //   - a worker parked in the middle of a call (the pool's test hook, pool_testing.hpp) stops
 //     neither that call nor the next ones from finishing on the others, and takes part again
 //     once released;
@@ -181,6 +181,33 @@ TEST_CASE("parallel_for runs every item once, in its own slot") {
     }
   for (int k = 0; k < 200; ++k) check_call(64, 16);
   check_call(40, 16, 200);  // items long enough that every worker wakes for them
+}
+
+// Calls back to back whose item counts differ: every item of every call runs once, with its
+// own call's context. A thread that still held the last call's word (every item taken) while the
+// next call's fields were written could take an item the last call did not have, with either
+// call's context, and count it in the next call's `done`: that call then never returned.
+TEST_CASE("calls back to back of different sizes: every item once, with its own call's context") {
+  struct Tally {
+    std::size_t items = 0;
+    std::atomic<int> runs[16] = {};
+    std::atomic<int> stray{0};  // items at or past `items`
+  };
+  Tally tallies[2];
+  std::size_t wrong = 0;
+  for (std::size_t k = 0; k < 200000; ++k) {
+    Tally& t = tallies[k % 2];
+    t.items = 2 + (k * 7) % 15;  // 2 .. 16, a different count from the last call's
+    for (auto& r : t.runs) r.store(0);
+    emha::port::parallel_for(t.items, 16, [](void* context, std::size_t i, std::size_t) noexcept {
+      Tally& c = *static_cast<Tally*>(context);
+      if (i < c.items) c.runs[i].fetch_add(1); else c.stray.fetch_add(1);
+    }, &t);
+    for (std::size_t i = 0; i < t.items; ++i) wrong += t.runs[i].load() != 1;
+  }
+  CHECK(wrong == 0);
+  CHECK(tallies[0].stray.load() == 0);
+  CHECK(tallies[1].stray.load() == 0);
 }
 
 TEST_CASE("forward and decode steps give one thread's bits") { check_bits(); }
