@@ -53,8 +53,33 @@ linux_suite() {
   stage_done "$name: build + ctest"
 }
 
-# bench_smoke <name> <toolchain file> <qemu command...>: the Google Benchmark binaries of bench/,
-# each run once on its first group of benchmarks (or on EMHA_CROSS_BENCH_FILTER) for a moment.
+# smoke_one <exe> <qemu command...>: one benchmark binary on its first group of benchmarks (or on
+# EMHA_CROSS_BENCH_FILTER) for a moment; fails when it lists or runs none.
+smoke_one() {
+  local exe=$1 filter list first results
+  shift
+  filter=${EMHA_CROSS_BENCH_FILTER:-}
+  if [ -z "$filter" ]; then
+    list=$("$@" "$exe" --benchmark_list_tests) || { echo "$exe --benchmark_list_tests failed" >&2; return 1; }
+    first=$(grep -m 1 -E '^[^[:space:]]+/emha$' <<<"$list" || grep -m 1 -E '^[^[:space:]]+/[^[:space:]]+$' <<<"$list" ||
+            true)
+    if [ -z "$first" ]; then
+      echo "no benchmark listed by $exe" >&2
+      return 1
+    fi
+    filter="^$(printf '%s' "${first%/*}/" | sed 's/[][\.*^$+?(){}|]/\\&/g')"
+  fi
+  echo "-- ${exe#"$out"/} --benchmark_filter='$filter'"
+  results=$("$@" "$exe" --benchmark_filter="$filter" --benchmark_min_time=0.01) || { echo "$exe failed" >&2; return 1; }
+  printf '%s\n' "$results"
+  if ! grep -qE '[0-9.]+ (ns|us|ms|s) +[0-9.]+ (ns|us|ms|s) +[0-9]+' <<<"$results"; then
+    echo "$exe ran no benchmark" >&2
+    return 1
+  fi
+}
+
+# bench_smoke <name> <toolchain file> <qemu command...>: every Google Benchmark binary of bench/
+# through smoke_one, $jobs at a time (each is one emulated thread); their outputs in name order.
 # <name> is the linux_suite's tree of that toolchain (configured the same way: nothing rebuilt).
 bench_smoke() {
   local name=$1 toolchain=$2
@@ -64,7 +89,7 @@ bench_smoke() {
   cmake -S "$root" -B "$out/$name" --toolchain "$toolchains/$toolchain" -DCMAKE_BUILD_TYPE=Release \
     -DEMHA_BUILD_TESTS=ON -DEMHA_BUILD_BENCH=ON >/dev/null
   cmake --build "$out/$name" -j "$jobs"
-  local exes=() exe filter first list results
+  local exes=() exe i logs=$out/$name/smoke failed=0
   while IFS= read -r exe; do
     if [ "$(head -c 4 "$exe" | od -An -c | tr -d ' ')" = '177ELF' ]; then exes+=("$exe"); fi
   done < <(find "$out/$name/bench" -type f -name 'emha_bench_*' -perm -u+x ! -path '*/CMakeFiles/*' | sort)
@@ -72,29 +97,18 @@ bench_smoke() {
     echo "no benchmark executables under $out/$name/bench" >&2
     return 1
   fi
-  for exe in "${exes[@]}"; do
-    filter=${EMHA_CROSS_BENCH_FILTER:-}
-    if [ -z "$filter" ]; then
-      # The first group of the list (one size, emha and its peers): names have no blanks, the
-      # binaries' own preamble lines do; a group is a name with a '/' (fma_peak alone is not one).
-      list=$("${qemu[@]}" "$exe" --benchmark_list_tests)
-      first=$(grep -m 1 -E '^[^[:space:]]+/emha$' <<<"$list" || grep -m 1 -E '^[^[:space:]]+/[^[:space:]]+$' <<<"$list" ||
-              true)
-      if [ -z "$first" ]; then
-        echo "no benchmark listed by $exe" >&2
-        return 1
-      fi
-      filter="^$(printf '%s' "${first%/*}/" | sed 's/[][\.*^$+?(){}|]/\\&/g')"
-    fi
-    echo "-- ${exe#"$out"/} --benchmark_filter='$filter'"
-    # A filter that matches nothing (or does not compile) still exits 0: require result lines.
-    results=$("${qemu[@]}" "$exe" --benchmark_filter="$filter" --benchmark_min_time=0.01)
-    printf '%s\n' "$results"
-    if ! grep -qE '[0-9.]+ (ns|us|ms|s) +[0-9.]+ (ns|us|ms|s) +[0-9]+' <<<"$results"; then
-      echo "$exe ran no benchmark" >&2
-      return 1
-    fi
+  rm -rf "$logs" && mkdir -p "$logs"
+  for i in "${!exes[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    # Its status in a file: `wait -n` above may have collected it.
+    (if smoke_one "${exes[i]}" "${qemu[@]}" >"$logs/$i.log" 2>&1; then echo 0; else echo 1; fi >"$logs/$i.rc") &
   done
+  wait
+  for i in "${!exes[@]}"; do
+    cat "$logs/$i.log"
+    [ "$(cat "$logs/$i.rc")" = 0 ] || failed=1
+  done
+  [ $failed = 0 ] || return 1
   stage_done "$name: build + smoke run"
 }
 

@@ -36,5 +36,16 @@ fuzz() {
   fi
   grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|Done)' "$log"
 }
+# Both targets at once when there are two CPUs (each fuzzes on one thread); their reports in order.
+blob_seconds=$(( seconds / 3 > 20 ? seconds / 3 : 20 ))
+if [ "$(nproc)" -ge 2 ]; then
+  fuzz emha_fuzz_blob blob "$blob_seconds" 4096 "load_weights (weight blobs)" >"$dir/blob.report" 2>&1 &
+  blob=$!
+  fuzz emha_fuzz_forward forward "$seconds" 256 "forward, set_weights, forward_reference and ArenaRef::allocate"
+  blob_rc=0
+  wait $blob || blob_rc=$?
+  cat "$dir/blob.report"
+  exit $blob_rc
+fi
 fuzz emha_fuzz_forward forward "$seconds" 256 "forward, set_weights, forward_reference and ArenaRef::allocate"
-fuzz emha_fuzz_blob blob $(( seconds / 3 > 20 ? seconds / 3 : 20 )) 4096 "load_weights (weight blobs)"
+fuzz emha_fuzz_blob blob "$blob_seconds" 4096 "load_weights (weight blobs)"
