@@ -212,6 +212,16 @@ OUTSIDE_NORMS = {"gemma2": "input_layernorm and post_attention_layernorm (sandwi
                  "olmo2": "post_attention_layernorm (on the attention output, before the residual)"}
 
 
+# The model_types whose attention the exporter reproduces from config.json and the tensors alone,
+# each checked against its transformers module. Any other is refused by name unless --family
+# names the layout: an attention the exporter does not know (GPT-J's interleaved partial rotary,
+# StableLM's partial rotary, Granite's attention_multiplier ...) would otherwise be exported as a
+# family it only resembles, and be wrong without a word.
+KNOWN_MODEL_TYPES = {"bart", "bert", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
+                     "gpt_neox", "llama", "mistral", "olmo2", "opt", "phi3", "qwen2", "qwen3",
+                     "roberta", "t5", "vit", "whisper"}
+
+
 class HfConfig:
     """What config.json says about one attention layer; `used` lists the keys taken from it."""
 
@@ -249,8 +259,8 @@ class HfConfig:
             keys = (f"{side}_attention_heads",) + keys
         return self.take(*keys)
 
-    def refuse_unsupported(self):
-        """What emha cannot express, by name (checked before any tensor is read)."""
+    def refuse_unsupported(self, family):
+        """What emha cannot express, by name (checked before any tensor is read); family: --family."""
         if not self.present:
             return
         mt = self.model_type
@@ -281,6 +291,12 @@ class HfConfig:
         if mt == "gpt2" and self.c.get("scale_attn_by_inverse_layer_idx") and self.layer is None:
             fail(f"{self.where} scale_attn_by_inverse_layer_idx = true: the score scale divides by "
                  "the layer index + 1: give --layer N instead of --prefix")
+        # Last: the refusals above name what exactly is not supported.
+        if mt is not None and mt not in KNOWN_MODEL_TYPES and family == "auto":
+            fail(f"{self.where} model_type {mt}: not a model the exporter knows (known: "
+                 f"{', '.join(sorted(KNOWN_MODEL_TYPES))}); its attention may differ from every "
+                 "known one. Give --family with the layout of its tensors to export it as that "
+                 "family, checking its output against the module's")
 
     def head_dim(self):
         return self.take("head_dim", "d_kv") if self.model_type in T5_MODELS or \

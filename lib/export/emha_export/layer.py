@@ -156,7 +156,7 @@ def locate(ck, args):
         layer = parse_layer(args.layer)[1]
     p = args.prefix
     hf = HfConfig(ck.config, ck.config_path, p, layer)
-    hf.refuse_unsupported()
+    hf.refuse_unsupported(args.family)
     return p, hf, ck.submodule(p)
 
 
