@@ -288,11 +288,14 @@ def blog_case(name, d_model, heads, seq, batch, masked, as_written):
 
 class XPOS(nn.Module):
     """torchscale's XPOS: its forward is tests/kernels/gen_kernel_fixtures.py's xpos_forward (the
-    same torch expressions; its per-pair base comes in the default dtype, float64 for the truth)."""
+    same torch expressions; its per-pair base comes in the default dtype, float64 for the truth).
+    Its buffer `scale` as torchscale registers it: a saved state_dict holds xpos.scale."""
     def __init__(self, head_dim, scale_base=512):
         super().__init__()
         self.head_dim = head_dim
         self.scale_base = scale_base
+        self.register_buffer(
+            "scale", (torch.arange(0, head_dim, 2) + 0.4 * head_dim) / (1.4 * head_dim))
 
     def forward(self, x, offset=0, downscale=False):
         return xpos_forward(x, self.head_dim, offset, downscale, self.scale_base)

@@ -84,6 +84,15 @@ def bad_cases():
     cases.append(("--quantize int8 with an unreadable calibration file", holder("attn", nn.MultiheadAttention(16, 2)),
                   ["--heads", "2", "--calibration", "/nonexistent/calibration.pt"] + s8,
                   ["--calibration /nonexistent/calibration.pt", "not a tensor"]))
+    # torchscale's layer with xPos saved as its state_dict: the buffer xpos.scale says xPos.
+    sys.path.insert(0, str(HERE.parent / "attention"))
+    from gen_seed_fixtures import TorchscaleMHA
+    ts = TorchscaleMHA(16, 2, xpos=True, subln=True).state_dict()
+    ts_flags = ["--prefix", "", "--heads", "2", "--norm", "sub"]
+    cases.append(("torchscale's xpos.scale with --position none", ts, ts_flags + ["--position", "none"],
+                  ["--position none disagrees with xpos.scale (torchscale's xPos buffer)"]))
+    cases.append(("an xpos.scale that is not torchscale's", dict(ts, **{"xpos.scale": ts["xpos.scale"] * 1.01}),
+                  ts_flags, ["xpos.scale ([4])", "not torchscale's xPos scale for head_dim 8"]))
     mha = holder("attn", nn.MultiheadAttention(16, 2))
     mha["attn.in_proj_weight"] = mha["attn.in_proj_weight"].t().contiguous()
     cases.append(("transposed in_proj_weight", mha, ["--heads", "2"],
@@ -365,12 +374,15 @@ def check_accepted(tmp):
     results = []
     torch.manual_seed(3)
     torch.save(TorchscaleMHA(16, 2, xpos=True, subln=True).state_dict(), tmp / "ts.pt")
-    done = run_exporter(tmp / "ts.pt", ["--prefix", "", "--heads", "2", "--position", "xpos",
-                                        "--norm", "sub"], tmp)
-    ok = done.returncode == 0 and "emha-export: proj ''" in done.stdout
-    results.append(("torchscale saved on its own, empty --prefix",
-                    [] if ok else [f"exit {done.returncode}: {done.stderr.strip()}"],
-                    done.stdout.strip()))
+    # Its xpos.scale buffer makes it xPos; the scale base is not in it: assumed aloud, or given.
+    for extra, said in (([], "assumed: xpos scale base 512 (torchscale's default"),
+                        (["--xpos-scale-base", "256"], "xpos (scale base 256)")):
+        done = run_exporter(tmp / "ts.pt", ["--prefix", "", "--heads", "2", "--norm", "sub"] + extra, tmp)
+        ok = done.returncode == 0 and "emha-export: proj ''" in done.stdout and said in done.stdout \
+            and (extra == [] or "assumed" not in done.stdout)
+        results.append((f"torchscale saved on its own, empty --prefix {' '.join(extra)}".rstrip(),
+                        [] if ok else [f"exit {done.returncode}: {done.stdout.strip()} {done.stderr.strip()}"],
+                        done.stdout.strip()))
     m = nn.MultiheadAttention(16, 2)
     state = {f"attn.{k}": v.detach().half().float() for k, v in m.state_dict().items()}
     state["attn.out_proj.weight"] = state["attn.out_proj.weight"].bfloat16().float()

@@ -260,10 +260,11 @@ def summary(cfg, ck, args):
                if c["weight_type"] == "int8" else "")
     outside = (f"; attention only: the block's {c['outside_norms']} is not expressible as emha's "
                "norm (none, pre, post, sub): apply it outside" if c["outside_norms"] else "")
+    assumed = "".join(f"; assumed: {a}" for a in c["assumed"])
     wrote = " and ".join(f for f in (args.header, args.blob) if f)
     return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "
-            f"{pos}; {scale}; qk-norm {qk}; {split}; norm {norm}{outside}{causal}{weights}{told}; "
-            f"wrote {wrote}")
+            f"{pos}; {scale}; qk-norm {qk}; {split}; norm {norm}{outside}{causal}{weights}{told}"
+            f"{assumed}; wrote {wrote}")
 
 
 def int8_weights(cfg, tensors):

@@ -209,6 +209,9 @@ def resolve_rope_and_window(args, hf, family, d_k):
                                       ("--rope-pairing", f"{where} model_type {hf.model_type} "
                                        "(rotate_half)"))
             key, base = hf.rope_base()
+            if base is None and args.rope_base is None:
+                args.assumed.append(f"rope base 10000 ({where} has no rope_theta: its config "
+                                    "class's default; --rope-base sets it)")
             args.rope_base = agree(args.rope_base, float(base) if base is not None else 10000.0,
                                    ("--rope-base", f"{where} {key or 'rope_theta (default)'}"))
             key, frac = hf.rotary_fraction()
@@ -223,6 +226,10 @@ def resolve_rope_and_window(args, hf, family, d_k):
                                     ("--sliding-window", f"{where} {key or 'sliding_window'}"))
     elif family in ("neox", "phi3") and args.position is None:
         args.position = "rope"
+    if args.position == "rope" and args.rope_pairing is None:
+        args.assumed.append("rope pairing half (rotate_half; --rope-pairing sets it)")
+    if args.position == "rope" and args.rope_base is None:
+        args.assumed.append("rope base 10000 (--rope-base sets it)")
     if args.rope_pairing is None:
         args.rope_pairing = "half"
     if args.rope_base is None:
@@ -231,8 +238,10 @@ def resolve_rope_and_window(args, hf, family, d_k):
         args.sliding_window = 0
 
 
-def resolve_position(args, p, module, d, heads, d_k):
-    """(position, rope_dims, xPos scale base or None): the flags against torchscale's xpos module."""
+def resolve_position(ck, args, p, module, d, heads, d_k):
+    """(position, rope_dims, xPos scale base or None): the flags against torchscale's xpos module,
+    or in a state_dict its buffer xpos.scale (which is xPos, and the scale base is then asked for
+    or assumed aloud: the buffer does not hold it)."""
     position = args.position
     xpos_module = getattr(module, "xpos", None) if module is not None else None
     if module is not None and hasattr(module, "xpos"):  # torchscale: xpos is None or an XPOS
@@ -240,6 +249,15 @@ def resolve_position(args, p, module, d, heads, d_k):
                          ("--position", f"{join(p, 'xpos')} (an XPOS module)"))
         if position == "xpos" and xpos_module is None:
             fail(f"--position xpos disagrees with {join(p, 'xpos')} = None")
+    buffer = join(p, "xpos.scale")
+    if module is None and ck.has(buffer):
+        position = agree(position, "xpos", ("--position", f"{buffer} (torchscale's xPos buffer)"))
+        # torchscale's XPOS(head_dim): (arange(0, head_dim, 2) + 0.4 head_dim) / (1.4 head_dim)
+        want = (torch.arange(0, d_k, 2, dtype=torch.float32) + 0.4 * d_k) / (1.4 * d_k)
+        got = ck.tensors[buffer].detach().to(torch.float32).reshape(-1)
+        if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-6, atol=0):
+            fail(f"{buffer} ({shape_str(ck.tensors[buffer].shape)}) is not torchscale's xPos scale "
+                 f"for head_dim {d_k}")
     position = position or "none"
     scale_base = args.xpos_scale_base
     if xpos_module is not None and hasattr(xpos_module, "scale_base"):
@@ -269,7 +287,9 @@ def resolve_norm_eps(args, hf, family, p):
             fail(f"{join(p, 'output.LayerNorm')}: --norm-eps is required without config.json "
                  "(BERT's layer_norm_eps, 1e-12 in its configs)")
         if norm_eps is None and hf.present:
-            norm_eps = 1e-6  # T5Config's layer_norm_epsilon default
+            norm_eps = 1e-6
+            args.assumed.append(f"norm eps 1e-6 ({hf.where} has no layer_norm_epsilon: T5Config's "
+                                "default; --norm-eps sets it)")
     return norm_eps
 
 
@@ -339,6 +359,7 @@ def build_layer(ck, args):
     """The Layer the checkpoint and the flags describe, every value checked. `args` is not
     changed: the flags are completed on a copy (from config.json, the module, the family)."""
     args = copy.copy(args)
+    args.assumed = []  # values neither a flag, config.json nor the module gave: said aloud
     p, hf, module = locate(ck, args)
     where = hf.where
     heads, kv_flag = read_heads(args, p, hf, module)
@@ -368,7 +389,9 @@ def build_layer(ck, args):
              f"'{p}' is family {family}")
     resolve_rope_and_window(args, hf, family, d_k)
     norm_eps = resolve_norm_eps(args, hf, family, p)
-    position, rope_dims, scale_base = resolve_position(args, p, module, d, heads, d_k)
+    position, rope_dims, scale_base = resolve_position(ck, args, p, module, d, heads, d_k)
+    if position == "xpos" and scale_base is None:
+        args.assumed.append("xpos scale base 512 (torchscale's default; --xpos-scale-base sets it)")
     norm, norm_prefix, norm_kind, norm_eps, norm_affine, nw, nb = resolve_norm(
         ck, args, family, p, lambda placement: heads * d_k if placement == "sub" else d, norm_eps)
     scale, scale_from = feat.resolve_scale(hf, args, family, d_k, heads)
@@ -395,7 +418,7 @@ def build_layer(ck, args):
                relative_bidirectional=relative[2] if relative else True,
                relative_from=relative[3][0] if relative else None,
                outside_norms=hf.outside_norms() if hf.present else None,
-               given_scales=scales)
+               given_scales=scales, assumed=list(args.assumed))
     check_sizes(cfg, args)
     cfg.update(prefix=p, from_config=hf.used, config_file=where if hf.present else None,
                causal=hf.causal(family))
