@@ -34,7 +34,8 @@ columns), per_head
 model.safetensors written by hf_checkpoint.py, or pytorch_model.bin), exported with --layer 1 and
 the maxima only, the modules re-implemented in hf_modules.py from transformers' files: hf_bert
 (post-LN inside BertAttention), hf_vit, hf_distilbert (pytorch_model.bin), hf_gpt2 (Conv1D,
-causal), hf_neox (interleaved query_key_value, partial rotary), hf_phi3 (fused qkv_proj, GQA,
+causal), hf_neox (interleaved query_key_value, partial rotary), hf_gptj (interleaved rotary
+pairs on rotary_dim, no biases), hf_phi3 (fused qkv_proj, GQA,
 partial rotary, sliding window), hf_mistral (q/k/v/o_proj, GQA, rope_theta, sliding window),
 hf_qwen3 (head_dim 8 x 4 heads over 24, per-head QK-norm), hf_gemma3 (layer 1 sliding: window 4,
 rope_local_base_freq; query_pre_attn_scalar; (1 + w) QK-norm; its sandwich norms outside),
@@ -361,6 +362,15 @@ class HfNeox(HfCase):  # query_key_value rows [H, 3, d_k]; rotary on the first r
         return hf.GPTNeoXAttention(32, 4, 0.5, 10000, 16)
 
 
+class HfGptj(HfCase):  # q/k/v/out_proj, no bias; interleaved rotary on rotary_dim 4 of head_dim 8
+    path, d_model, causal = "transformer.h.{}.attn", 32, True
+    config = dict(model_type="gptj", n_embd=32, n_head=4, n_layer=2, rotary_dim=4, n_positions=16,
+                  layer_norm_epsilon=1e-5)
+
+    def make(self):
+        return hf.GPTJAttention(32, 4, 4, 16)
+
+
 class HfPhi3(HfCase):  # qkv_proj rows q | k | v, GQA, partial rotary, sliding window
     path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 32, True, 7, True
     config = dict(model_type="phi3", hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
@@ -510,7 +520,7 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("torchscale", Torchscale), ("hf_gqa", HfGqa), ("labml", Labml), ("blog", Blog),
          ("blog_columns", BlogColumns), ("per_head", PerHead), ("hf_bert", HfBert),
          ("hf_vit", HfVit), ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2),
-         ("hf_neox", HfNeox), ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral),
+         ("hf_neox", HfNeox), ("hf_gptj", HfGptj), ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral),
          ("hf_qwen3", HfQwen3), ("hf_gemma3", HfGemma3), ("hf_olmo2", HfOlmo2),
          ("hf_t5_encoder", HfT5Encoder), ("hf_t5_decoder", HfT5Decoder)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)

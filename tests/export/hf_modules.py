@@ -10,6 +10,8 @@ huggingface/transformers, src/transformers/models/; the commits are the ones
   DistilBertAttention distilbert/modeling_distilbert.py @00b326f4 (MultiHeadSelfAttention)
   GPT2Attention      gpt2/modeling_gpt2.py @0010f602 (+ pytorch_utils.Conv1D)
   GPTNeoXAttention   gpt_neox/modeling_gpt_neox.py @006bd23d
+  GPTJAttention      gptj/modeling_gptj.py @00b676f8 (create_sinusoidal_positions, rotate_every_two,
+                     apply_rotary_pos_emb on the first rotary_dim of each head; _attn in float32)
   Phi3Attention      phi3/modular_phi3.py @2b6c089d (+ llama's eager_attention_forward, repeat_kv,
                      rotate_half, apply_rotary_pos_emb; masking_utils' sliding window)
   LlamaAttention     llama/modeling_llama.py @5dd4a635 (Mistral's sliding window as above)
@@ -202,6 +204,68 @@ class GPTNeoXAttention(nn.Module):
         w = nn.functional.softmax(scores, dim=-1).to(v.dtype)
         out = torch.matmul(w, v).permute(0, 2, 1, 3).reshape(B, S, E)
         return self.dense(out)
+
+
+def create_sinusoidal_positions(num_pos, dim):
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.int64) / dim))
+    sinusoid_inp = torch.einsum("i , j -> i j", torch.arange(num_pos, dtype=torch.int64).float(),
+                                inv_freq).float()
+    return torch.cat((torch.sin(sinusoid_inp), torch.cos(sinusoid_inp)), dim=1)
+
+
+def rotate_every_two(x):
+    x1 = x[:, :, :, ::2]
+    x2 = x[:, :, :, 1::2]
+    x = torch.stack((-x2, x1), dim=-1)
+    return x.flatten(-2)
+
+
+def gptj_rotary(tensor, sin, cos):
+    sin = torch.repeat_interleave(sin[:, :, None, :], 2, 3)
+    cos = torch.repeat_interleave(cos[:, :, None, :], 2, 3)
+    return (tensor * cos) + (rotate_every_two(tensor) * sin)
+
+
+class GPTJAttention(nn.Module):
+    """Its sin/cos table is a plain attribute built at construction (float32, not in the
+    state_dict); _attn casts q and k to float32 in every dtype, as the module does."""
+
+    def __init__(self, embed_dim, heads, rotary_dim, max_positions):
+        super().__init__()
+        self.num_attention_heads, self.head_dim = heads, embed_dim // heads
+        self.scale_attn = torch.sqrt(torch.tensor(self.head_dim, dtype=torch.float32)).to(
+            torch.get_default_dtype())
+        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.v_proj = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.rotary_dim = rotary_dim
+        self.embed_positions = create_sinusoidal_positions(max_positions, rotary_dim)
+
+    def forward(self, x):
+        B, S, E = x.shape
+        H, hd = self.num_attention_heads, self.head_dim
+        query = self.q_proj(x).view(B, S, H, hd)  # _split_heads(..., rotary=True): no permute
+        key = self.k_proj(x).view(B, S, H, hd)
+        value = self.v_proj(x).view(B, S, H, hd).permute(0, 2, 1, 3)
+        position_ids = torch.arange(S)[None].expand(B, S)
+        embed_positions = self.embed_positions.repeat(B, 1, 1)
+        repeated = position_ids.unsqueeze(-1).repeat(1, 1, embed_positions.shape[-1])
+        sincos = torch.gather(embed_positions, 1, repeated)
+        sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+        rd = self.rotary_dim
+        k_rot = gptj_rotary(key[:, :, :, :rd], sin, cos)
+        q_rot = gptj_rotary(query[:, :, :, :rd], sin, cos)
+        key = torch.cat([k_rot, key[:, :, :, rd:]], dim=-1).permute(0, 2, 1, 3)
+        query = torch.cat([q_rot, query[:, :, :, rd:]], dim=-1).permute(0, 2, 1, 3)
+        query, key = query.to(torch.float32), key.to(torch.float32)  # _attn
+        attn_weights = torch.matmul(query, key.transpose(-1, -2)) / self.scale_attn
+        causal = torch.triu(torch.ones(S, S, dtype=torch.bool), diagonal=1)
+        attn_weights = attn_weights + torch.zeros(S, S, dtype=attn_weights.dtype).masked_fill(
+            causal, finfo_min(attn_weights))
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1).to(value.dtype)
+        out = torch.matmul(attn_weights, value).permute(0, 2, 1, 3).contiguous().view(B, S, E)
+        return self.out_proj(out)
 
 
 def eager_attention(q, k, v, heads, kv_heads, window):

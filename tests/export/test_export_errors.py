@@ -280,15 +280,10 @@ def feature_cases(layer):
     longt5.config["model_type"] = "longt5"
     cases.append(("LongT5 refused by name", longt5, ["--layer", "1"],
                   ["longt5", "transient-global", "not supported"]))
-    # GPT-J's attention (interleaved rotary on rotary_dim of each head) under h.N.attn with
-    # q/k/v/out_proj: the generic projection family's names, not its positions.
-    gptj = proj_module(32, 32, bias=False)
-    del gptj.o_proj
-    gptj.out_proj = nn.Linear(32, 32, bias=False)
+    # StableLM's attention (partial rotary, per-head LayerNorm QK-norm) under Llama's names.
     cases.append(("an unknown model_type refused by name",
-                  HfFolder(dict(model_type="gptj", n_embd=32, n_head=4, rotary_dim=4),
-                           {f"transformer.h.0.attn.{k}": v for k, v in gptj.state_dict().items()}),
-                  layer, ["model_type gptj", "not a model the exporter knows", "--family"]))
+                  llama_folder(model_type="stablelm", partial_rotary_factor=0.25), layer,
+                  ["model_type stablelm", "not a model the exporter knows", "--family"]))
     cases.append(("--position relative_bias outside T5", llama_folder(), layer +
                   ["--position", "relative_bias"], ["--position relative_bias", "T5"]))
     cases.append(("--head-split flat_view with RoPE", llama_folder(), layer +

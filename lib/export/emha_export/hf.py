@@ -197,7 +197,7 @@ def t5_bias_prefix(prefix):
 # --------------------------------------------------------------------------------------------------
 # config.json
 
-ROPE_MODELS = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "phi3", "gpt_neox", "gemma",
+ROPE_MODELS = {"gptj", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "phi3", "gpt_neox", "gemma",
                "gemma2", "olmo", "starcoder2", "stablelm", "granite", "cohere", "qwen3", "qwen3_moe",
                "olmo2", "gemma3", "gemma3_text"}
 # QK-norm: per head over head_dim (Qwen3, Gemma 3: (1 + w)) or over the whole projection (OLMo-2)
@@ -205,8 +205,10 @@ QK_NORM_MODELS = {"qwen3": "per_head", "qwen3_moe": "per_head", "gemma3": "per_h
                   "gemma3_text": "per_head", "olmo2": "whole"}
 GEMMA_MODELS = {"gemma", "gemma2", "gemma3", "gemma3_text"}  # RMSNorm x_hat * (1 + w)
 T5_MODELS = {"t5", "mt5", "umt5", "switch_transformers"}
-# Sandwich norms around the attention (emha has one placement: none, pre, post or sub)
-OUTSIDE_NORMS = {"gemma2": "input_layernorm and post_attention_layernorm (sandwich)",
+# Sandwich norms around the attention (emha has one placement: none, pre, post or sub), and the
+# norm of a parallel block, which feeds the attention and the MLP alike
+OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parallel)",
+                 "gemma2": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3_text": "input_layernorm and post_attention_layernorm (sandwich)",
                  "olmo2": "post_attention_layernorm (on the attention output, before the residual)"}
@@ -218,7 +220,7 @@ OUTSIDE_NORMS = {"gemma2": "input_layernorm and post_attention_layernorm (sandwi
 # StableLM's partial rotary, Granite's attention_multiplier ...) would otherwise be exported as a
 # family it only resembles, and be wrong without a word.
 KNOWN_MODEL_TYPES = {"bart", "bert", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
-                     "gpt_neox", "llama", "mistral", "olmo2", "opt", "phi3", "qwen2", "qwen3",
+                     "gpt_neox", "gptj", "llama", "mistral", "olmo2", "opt", "phi3", "qwen2", "qwen3",
                      "roberta", "t5", "vit", "whisper"}
 
 
@@ -347,7 +349,27 @@ class HfConfig:
     def uses_rope(self, family):
         return family in ("neox", "phi3") or (family == "proj" and self.model_type in ROPE_MODELS)
 
+    def rope_pairing(self):
+        """(pairing, how the module rotates): GPT-J's rotate_every_two pairs (2i, 2i + 1), every
+        other RoPE model's rotate_half pairs (i, i + rotated / 2)."""
+        return ("interleaved", "rotate_every_two") if self.model_type == "gptj" else \
+            ("half", "rotate_half")
+
+    def rotary_dims(self, d_k):
+        """(key, rotated dims) when config.json sets them absolutely (GPT-J's rotary_dim), else
+        (None, None)."""
+        if self.model_type != "gptj":
+            return None, None
+        key, dims = self.take("rotary_dim")
+        if not isinstance(dims, int) or dims <= 0 or dims % 2 or dims > d_k:
+            fail(f"{self.where} rotary_dim = {dims}: GPT-J's rotary needs an even number of "
+                 f"dims, at most head_dim {d_k} (without it, the module rotates d_model-wide "
+                 "tables over each head, which is not supported)")
+        return key, dims
+
     def rope_base(self):
+        if self.model_type == "gptj":  # create_sinusoidal_positions: 10000, no config key
+            return "model_type gptj (modeling_gptj's fixed base)", 10000.0
         if self.model_type in ("gemma3", "gemma3_text") and self.is_sliding():
             key, v = self.take("rope_local_base_freq")  # Gemma 3's local RoPE on sliding layers
             return (key, v) if key else ("rope_local_base_freq (default)", 10000.0)

@@ -205,15 +205,20 @@ def resolve_rope_and_window(args, hf, family, d_k):
         args.position = agree(args.position, implied, ("--position", f"{where} model_type "
                                                        f"{hf.model_type} ({implied})"))
         if implied == "rope":
-            args.rope_pairing = agree(args.rope_pairing, "half",
+            pairing, how = hf.rope_pairing()
+            args.rope_pairing = agree(args.rope_pairing, pairing,
                                       ("--rope-pairing", f"{where} model_type {hf.model_type} "
-                                       "(rotate_half)"))
+                                       f"({how})"))
             key, base = hf.rope_base()
             if base is None and args.rope_base is None:
                 args.assumed.append(f"rope base 10000 ({where} has no rope_theta: its config "
                                     "class's default; --rope-base sets it)")
             args.rope_base = agree(args.rope_base, float(base) if base is not None else 10000.0,
                                    ("--rope-base", f"{where} {key or 'rope_theta (default)'}"))
+            key, dims = hf.rotary_dims(d_k)
+            if dims is not None:
+                args.rope_dims = agree(args.rope_dims or None, dims if dims != d_k else None,
+                                       ("--rope-dims", f"{where} {key}"))
             key, frac = hf.rotary_fraction()
             if frac is not None:
                 dims = int(d_k * float(frac))
