@@ -8,6 +8,7 @@ test suite must pass as it does on an idle machine (tests/README.md: no wall-clo
 """
 import multiprocessing
 import random
+import signal
 import sys
 import time
 
@@ -24,9 +25,17 @@ def burst(seed, until):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else multiprocessing.cpu_count()
     until = time.monotonic() + (float(sys.argv[2]) if len(sys.argv) > 2 else 3600.0)
-    procs = [multiprocessing.Process(target=burst, args=(seed, until)) for seed in range(n)]
+    procs = [multiprocessing.Process(target=burst, args=(seed, until), daemon=True)
+             for seed in range(n)]
     for p in procs:
         p.start()
+
+    def stop(signum, frame):  # `kill` of this process stops its bursts too
+        for p in procs:
+            p.terminate()
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     for p in procs:
         p.join()
 
