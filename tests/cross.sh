@@ -60,6 +60,8 @@ smoke_one() {
   shift
   filter=${EMHA_CROSS_BENCH_FILTER:-}
   if [ -z "$filter" ]; then
+    # The first group of the list (one size, emha and its peers): names have no blanks, the
+    # binaries' own preamble lines do; a group is a name with a '/' (fma_peak alone is not one).
     list=$("$@" "$exe" --benchmark_list_tests) || { echo "$exe --benchmark_list_tests failed" >&2; return 1; }
     first=$(grep -m 1 -E '^[^[:space:]]+/emha$' <<<"$list" || grep -m 1 -E '^[^[:space:]]+/[^[:space:]]+$' <<<"$list" ||
             true)
@@ -70,6 +72,7 @@ smoke_one() {
     filter="^$(printf '%s' "${first%/*}/" | sed 's/[][\.*^$+?(){}|]/\\&/g')"
   fi
   echo "-- ${exe#"$out"/} --benchmark_filter='$filter'"
+  # A filter that matches nothing (or does not compile) still exits 0: require result lines.
   results=$("$@" "$exe" --benchmark_filter="$filter" --benchmark_min_time=0.01) || { echo "$exe failed" >&2; return 1; }
   printf '%s\n' "$results"
   if ! grep -qE '[0-9.]+ (ns|us|ms|s) +[0-9.]+ (ns|us|ms|s) +[0-9]+' <<<"$results"; then
