@@ -57,6 +57,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "kernels
 from gen_fixtures import array_member, float_literal, render_all  # noqa: E402
 from gen_kernel_fixtures import (  # noqa: E402  the kernels' re-implementations, shared
     blog_sinusoidal, get_slopes, rotate_every_two, rotate_half, xpos_forward)
+from gen_rope_scaling_fixtures import cpp_scaling, f64_inv_freq, hf_inv_freq  # noqa: E402
 
 OUT_DIR = pathlib.Path(__file__).resolve().parent / "seed_fixtures"
 SMALL_LIMIT = 20000  # array elements (weights + inputs + masks + outputs, not out_f64): "small"
@@ -636,17 +637,37 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * hidden_states.to(input_dtype)
 
 
-def rope_cos_sin(seq, d_rot, base, pairing, dtype):
-    # transformers' LlamaRotaryEmbedding (default rope type): inv_freq from an int64 arange, one
-    # product with the positions; dtype float32 as HF, float64 for the truth
-    inv_freq = 1.0 / (base ** (torch.arange(0, d_rot, 2, dtype=torch.int64).to(dtype) / d_rot))
+def scaling_case(scaling, base, d_rot):
+    """A case of gen_rope_scaling_fixtures: config.json's rope_scaling (here with its model's
+    max_position_embeddings) and the rotary's base and width."""
+    rope = {k: v for k, v in scaling.items() if k != "max_position_embeddings"}
+    return dict(rope_scaling=rope, rope_theta=base, dim=d_rot,
+                max_position_embeddings=scaling.get("max_position_embeddings", 0))
+
+
+def rope_cos_sin(seq, d_rot, base, pairing, dtype, scaling=None):
+    # transformers' LlamaRotaryEmbedding: inv_freq from an int64 arange (or a rope_scaling's,
+    # gen_rope_scaling_fixtures.hf_inv_freq; its float64 formulas for the truth), one product with
+    # the positions, cos and sin times the attention factor; dtype float32 as HF, float64 for the
+    # truth
+    attention_factor = 1.0
+    if scaling is None:
+        inv_freq = 1.0 / (base ** (torch.arange(0, d_rot, 2, dtype=torch.int64).to(dtype) / d_rot))
+    else:
+        c = scaling_case(scaling, base, d_rot)
+        if dtype == torch.float64:
+            inv_freq, attention_factor = torch.tensor(f64_inv_freq(c)), hf_inv_freq(c)[1]
+        else:
+            inv_freq, attention_factor = hf_inv_freq(c)
     positions = torch.arange(seq)
     freqs = positions.to(dtype)[:, None] * inv_freq[None, :]
     if pairing == "half":
         emb = torch.cat((freqs, freqs), dim=-1)
     else:
         emb = torch.repeat_interleave(freqs, 2, dim=-1)
-    return emb.cos(), emb.sin()
+    if scaling is None:
+        return emb.cos(), emb.sin()
+    return emb.cos() * attention_factor, emb.sin() * attention_factor
 
 
 def apply_rope(x, cos, sin, d_rot, pairing):
@@ -663,7 +684,7 @@ class FeatureMHA(nn.Module):
     def __init__(self, d_model, heads, bias=True, batch_first=True, causal=True, position="none",
                  rope_pairing="half", rope_dims=0, rope_base=10000.0, norm="none",
                  norm_kind="layer_norm", norm_eps=1e-5, norm_affine=True, kv_heads=0,
-                 sliding_window=0):
+                 sliding_window=0, rope_scaling=None):
         super().__init__()
         self.d_model, self.heads, self.d_k = d_model, heads, d_model // heads
         self.kv_heads = kv_heads or heads
@@ -671,6 +692,7 @@ class FeatureMHA(nn.Module):
         self.batch_first, self.causal, self.position = batch_first, causal, position
         self.rope_pairing, self.rope_base = rope_pairing, rope_base
         self.rope_dims = rope_dims or self.d_k
+        self.rope_scaling = rope_scaling  # config.json's rope_scaling + max_position_embeddings
         self.norm_place = norm
         self.scaling = self.d_k ** -0.5
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -692,7 +714,8 @@ class FeatureMHA(nn.Module):
         q = split(self.q_proj(h), self.heads)
         k, v = split(self.k_proj(h), self.kv_heads), split(self.v_proj(h), self.kv_heads)
         if self.position == "rope":  # on projected q and k (after the bias), before scaling
-            cos, sin = rope_cos_sin(s, self.rope_dims, self.rope_base, self.rope_pairing, h.dtype)
+            cos, sin = rope_cos_sin(s, self.rope_dims, self.rope_base, self.rope_pairing, h.dtype,
+                                    self.rope_scaling)
             q = apply_rope(q, cos, sin, self.rope_dims, self.rope_pairing)
             k = apply_rope(k, cos, sin, self.rope_dims, self.rope_pairing)
         group = self.heads // self.kv_heads  # torch 1.13 has no enable_gqa: repeat the K/V heads
@@ -759,6 +782,9 @@ def feature_case(name, description, d_model, heads, seq, batch, padding=False, *
                 sliding_window=m.window)
     if m.position == "rope":
         meta.update(rope_pairing=m.rope_pairing, rope_dims=m.rope_dims, rope_base=m.rope_base)
+        if m.rope_scaling is not None:
+            meta.update(rope_scaling=cpp_scaling(scaling_case(m.rope_scaling, m.rope_base,
+                                                              m.rope_dims)))
     if norm != "none":
         meta.update(norm_eps=options.get("norm_eps", 1e-5),
                     norm_affine=options.get("norm_affine", True))
@@ -792,6 +818,18 @@ CASES = [
         n, "reference MHA, RoPE interleaved pairs (GPT-J), base 500000, 4 of 8 dims, causal, "
            "seq-first", 32, 4, 9, 1, batch_first=False, position="rope",
         rope_pairing="interleaved", rope_dims=4, rope_base=500000.0)),
+    ("rope_llama3", lambda n: feature_case(
+        n, "reference MHA, HF RoPE with Llama 3.1's scaling (llama3: factor 8, low 1, high 4, "
+           "original 64: one pair kept, one blended, two divided), GQA 4 on 2, causal", 32, 4, 10,
+        2, kv_heads=2, bias=False, position="rope", rope_scaling=dict(
+            rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+            original_max_position_embeddings=64))),
+    ("rope_yarn_partial", lambda n: feature_case(
+        n, "reference MHA, HF RoPE with yarn scaling (factor 256 / 64, ramp over pairs 0-2, "
+           "attention factor 0.1 ln 4 + 1), 12 of 16 dims, causal", 32, 2, 9, 1,
+        position="rope", rope_dims=12, rope_scaling=dict(
+            rope_type="yarn", factor=4.0, original_max_position_embeddings=64,
+            max_position_embeddings=256))),
     ("alibi_h6", lambda n: feature_case(
         n, "reference MHA, ALiBi (get_slopes, 6 heads), causal", 48, 6, 11, 2, position="alibi")),
     ("alibi_h12_bidirectional", lambda n: feature_case(
@@ -863,7 +901,8 @@ def render_header(name, meta, arrays):
     lines = [
         f"// Generated by tests/attention/gen_seed_fixtures.py (torch {torch.__version__}). "
         "Do not edit.",
-        "#pragma once", "#include <cstddef>", "#include <limits>",
+        "#pragma once", "#include <cstddef>", "#include <limits>"] + (
+        ['#include "emha/kernels/rope.hpp"'] if "rope_scaling" in m else []) + [
         "namespace emha::seed_fixtures {", f"struct {name} {{",
         f'  static constexpr const char* name = "{name}";',
         f'  static constexpr const char* module = "{m["module"]}";',
@@ -891,6 +930,8 @@ def render_header(name, meta, arrays):
         "// rotated dims per head (0 when position != rope)",
         f"  static constexpr float rope_base = {float_literal(m['rope_base'])};  "
         "// 10000.0f when unused",
+    ] + ([f"  static constexpr emha::RopeScalingParams rope_scaling = {m['rope_scaling']};  "
+          "// HF's rope_scaling (absent: none)"] if "rope_scaling" in m else []) + [
         f"  static constexpr int norm = {NORM[m['norm']]};  // 0 none, 1 post-LN, 2 pre-LN, 3 sub-LN",
         f"  static constexpr int norm_kind = {NORM_KIND[m['norm_kind']]};  "
         "// 0 LayerNorm, 1 RMSNorm",

@@ -5,11 +5,22 @@
 // the weights, masks and options. The fixture's integer codes are the enumerators' order.
 
 #include <cstddef>
+#include <type_traits>
 
 #include "attention/fixture_support.hpp"
 #include "emha/emha.hpp"
 
 namespace emha::test {
+
+// A fixture's RoPE scaling: its rope_scaling member where it has one, else none.
+template <class F, class = void>
+struct SeedRopeScaling {
+  static constexpr RopeScalingParams value{};
+};
+template <class F>
+struct SeedRopeScaling<F, std::void_t<decltype(F::rope_scaling)>> {
+  static constexpr RopeScalingParams value = F::rope_scaling;
+};
 
 template <class F, bool Prepack = true>
 struct SeedConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
@@ -22,6 +33,7 @@ struct SeedConfig : MhaConfig<F::d_model, F::heads, F::seq_q, F::seq_kv> {
   static constexpr RopePairing rope_pairing = static_cast<RopePairing>(F::rope_pairing);
   static constexpr std::size_t rope_dims = F::rope_dims;
   static constexpr float rope_base = F::rope_base;
+  static constexpr RopeScalingParams rope_scaling = SeedRopeScaling<F>::value;
   static constexpr NormPlacement norm = static_cast<NormPlacement>(F::norm);
   static constexpr NormKind norm_kind = static_cast<NormKind>(F::norm_kind);
   static constexpr float norm_eps = F::norm_eps;

@@ -19,6 +19,15 @@ MhaPositions mha_fill_rope(const MhaDims& d, float* storage) noexcept {
   return p;
 }
 
+MhaPositions mha_fill_rope_scaled(const MhaDims& d, float* storage) noexcept {
+  MhaPositions p{};
+  const std::size_t n = d.max_positions(), floats = rope_table_floats(n, d.rope_dims);
+  // check_config has checked the scaling's parameters: this cannot fail.
+  if (rope_table_scaled_f32(n, d.rope_dims, d.rope_base, d.rope_scaling, storage, storage + floats) == Status::ok)
+    p.rope = RopeTable{storage, storage + floats, n, d.rope_dims};
+  return p;
+}
+
 MhaPositions mha_fill_alibi(const MhaDims& d, float* storage) noexcept {
   MhaPositions p{};
   if (alibi_slopes(d.heads, storage) == Status::ok) p.alibi_slopes = storage;

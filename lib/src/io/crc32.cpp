@@ -26,8 +26,8 @@ constexpr std::array<std::uint32_t, 256> table = crc_table();
 
 }  // namespace
 
-std::uint32_t crc32(const unsigned char* data, std::size_t n) noexcept {
-  std::uint32_t c = 0xFFFFFFFFu;
+std::uint32_t crc32(const unsigned char* data, std::size_t n, std::uint32_t crc) noexcept {
+  std::uint32_t c = crc ^ 0xFFFFFFFFu;
   for (std::size_t i = 0; i < n; ++i) c = table[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }

@@ -55,6 +55,44 @@ bool same_v2_fields(const MhaDims& d, const unsigned char* p, std::uint32_t vers
   return same;
 }
 
+// CRC-32 of a RoPE scaling's parameters as written in a Config (the exporter's rope_scaling_crc in
+// lib/export/emha_export/write.py): little-endian type, factor, original_max_positions,
+// low_freq_factor, high_freq_factor, beta_fast, beta_slow, truncate, attention_factor (u32 or
+// f32 as in RopeScalingParams), then longrope's d_rot/2 short factors (f32).
+std::uint32_t rope_scaling_crc(const RopeScalingParams& s, std::size_t d_rot) noexcept {
+  unsigned char b[36];
+  const auto put_u32 = [&b](std::size_t at, std::uint32_t v) {
+    for (int k = 0; k < 4; ++k) b[at + k] = static_cast<unsigned char>(v >> (8 * k));
+  };
+  const auto put_f32 = [&put_u32](std::size_t at, float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    put_u32(at, bits);
+  };
+  put_u32(0, std::uint32_t(s.type));
+  put_f32(4, s.factor);
+  put_u32(8, std::uint32_t(s.original_max_positions));
+  put_f32(12, s.low_freq_factor);
+  put_f32(16, s.high_freq_factor);
+  put_f32(20, s.beta_fast);
+  put_f32(24, s.beta_slow);
+  put_u32(28, std::uint32_t(s.truncate));
+  put_f32(32, s.attention_factor);
+  std::uint32_t crc = crc32(b, sizeof b);
+  for (std::size_t i = 0; s.type == RopeScaling::longrope && s.short_factor && i < d_rot / 2; ++i) {
+    put_f32(0, s.short_factor[i]);
+    crc = crc32(b, 4, crc);
+  }
+  return crc;
+}
+
+// Version 5's RoPE scaling against the Config's: none before version 5.
+bool same_rope_scaling(const MhaDims& d, const unsigned char* p) noexcept {
+  const std::uint32_t type = u32_at(p + f_version) >= 5 ? u32_at(p + f_rope_scaling) : 0;
+  if (type != std::uint32_t(d.rope_scaling.type)) return false;
+  return type == 0 || u32_at(p + f_rope_scaling_crc) == rope_scaling_crc(d.rope_scaling, d.rope_dims);
+}
+
 // Every dim and option the blob states against the Config's; fields that do not apply to the
 // Config's position or norm are not compared (the exporter writes them as 0).
 bool same_config(const MhaDims& d, const unsigned char* p) noexcept {
@@ -67,7 +105,8 @@ bool same_config(const MhaDims& d, const unsigned char* p) noexcept {
               u32_at(p + f_norm) == std::uint32_t(d.norm);
   if (d.position == Position::rope)
     same = same && u32_at(p + f_rope_pairing) == std::uint32_t(d.rope_pairing) &&
-           u32_at(p + f_rope_dims) == d.rope_dims && f32_at(p + f_rope_base) == d.rope_base;
+           u32_at(p + f_rope_dims) == d.rope_dims && f32_at(p + f_rope_base) == d.rope_base &&
+           same_rope_scaling(d, p);
   if (d.position == Position::xpos)
     same = same && u32_at(p + f_rope_dims) == d.rope_dims && f32_at(p + f_xpos_scale_base) == d.xpos_scale_base;
   if (d.norm != NormPlacement::none)

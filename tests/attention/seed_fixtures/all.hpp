@@ -13,6 +13,8 @@
 #include "per_head_linear.hpp"
 #include "rope_half.hpp"
 #include "rope_interleaved_partial.hpp"
+#include "rope_llama3.hpp"
+#include "rope_yarn_partial.hpp"
 #include "alibi_h6.hpp"
 #include "alibi_h12_bidirectional.hpp"
 #include "pre_ln_rms.hpp"
@@ -28,14 +30,15 @@ namespace emha::seed_fixtures {
 using all = std::tuple<
     blog_encoder, blog_encoder_nomask, blog_encoder_columns, torchscale_xpos_subln,
     torchscale_plain, torchscale_xpos_causal, torchscale_xpos_decode, labml_nobias,
-    labml_bias_cross, per_head_linear, rope_half, rope_interleaved_partial, alibi_h6,
-    alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi,
-    gqa_padding_pre_ln, window_gqa_rope, window_alibi_padding, post_ln_noaffine>;
+    labml_bias_cross, per_head_linear, rope_half, rope_interleaved_partial, rope_llama3,
+    rope_yarn_partial, alibi_h6, alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm,
+    sub_ln_rms_alibi, gqa_rope, mqa_alibi, gqa_padding_pre_ln, window_gqa_rope,
+    window_alibi_padding, post_ln_noaffine>;
 // fewer than 20000 array elements (weights + inputs + masks + outputs)
 using small = std::tuple<
     blog_encoder, blog_encoder_nomask, blog_encoder_columns, torchscale_xpos_subln,
     torchscale_plain, torchscale_xpos_decode, labml_nobias, labml_bias_cross, per_head_linear,
-    rope_half, rope_interleaved_partial, alibi_h6, alibi_h12_bidirectional, pre_ln_rms,
-    pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi, gqa_padding_pre_ln, window_gqa_rope,
-    window_alibi_padding, post_ln_noaffine>;
+    rope_half, rope_interleaved_partial, rope_llama3, rope_yarn_partial, alibi_h6,
+    alibi_h12_bidirectional, pre_ln_rms, pre_ln_layernorm, sub_ln_rms_alibi, gqa_rope, mqa_alibi,
+    gqa_padding_pre_ln, window_gqa_rope, window_alibi_padding, post_ln_noaffine>;
 }  // namespace emha::seed_fixtures

@@ -148,6 +148,10 @@ struct MhaConfig {
   static constexpr RopePairing rope_pairing = RopePairing::half;  // rope: HF rotate_half
   static constexpr std::size_t rope_dims = 0;        // rope: rotated dims per head; 0 = all head_dim
   static constexpr float rope_base = 10000.0f;       // rope: 500000 for Llama 3
+  // rope: HF's rope_scaling (emha/kernels/rope.hpp), e.g. emha::rope_llama3(8, 1, 4, 8192) for
+  // Llama 3.1 and 3.2; dynamic and longrope need max(max_seq_q, max_seq_kv) <= its
+  // original_max_positions (past it transformers' angles depend on the call's length).
+  static constexpr RopeScalingParams rope_scaling{};
   static constexpr float xpos_scale_base = 512.0f;   // xpos: torchscale's xpos_scale_base
   static constexpr std::size_t relative_buckets = 32;        // relative_bias: num_buckets
   static constexpr std::size_t relative_max_distance = 128;  // relative_bias: max_distance

@@ -29,6 +29,20 @@ constexpr bool check_config() {
   static_assert(C::position != Position::rope || (rope_dims % 2 == 0 && rope_dims <= d_k),
                 "rope_dims must be even and at most head_dim");
   static_assert(C::position != Position::rope || C::rope_base > 0.0f, "rope_base must be positive");
+  constexpr RopeScalingParams rs = C::rope_scaling;
+  static_assert(rs.type == RopeScaling::none || C::position == Position::rope,
+                "rope_scaling needs position rope");
+  static_assert(rs.type == RopeScaling::none || rs.factor > 0.0f, "rope_scaling's factor must be positive");
+  static_assert(rs.type == RopeScaling::none || rs.type == RopeScaling::linear || rs.original_max_positions > 0,
+                "rope_scaling needs original_max_positions");
+  static_assert(rs.type != RopeScaling::llama3 || (rs.low_freq_factor > 0.0f && rs.high_freq_factor > rs.low_freq_factor),
+                "llama3 rope_scaling needs 0 < low_freq_factor < high_freq_factor");
+  static_assert(rs.type != RopeScaling::longrope || rs.short_factor != nullptr, "longrope needs its short_factor");
+  static_assert(rs.type != RopeScaling::dynamic || rope_dims > 2, "dynamic rope_scaling needs rope_dims > 2");
+  static_assert((rs.type != RopeScaling::dynamic && rs.type != RopeScaling::longrope) ||
+                    (C::max_seq_q <= rs.original_max_positions && C::max_seq_kv <= rs.original_max_positions),
+                "dynamic and longrope rope_scaling: max_seq_q and max_seq_kv must be at most original_max_positions "
+                "(past it transformers recomputes the angles from each call's length)");
   static_assert(C::position != Position::xpos || d_k % 2 == 0, "xpos needs an even head_dim");
   static_assert(C::position != Position::xpos || C::xpos_scale_base > 0.0f,
                 "xpos_scale_base must be positive");

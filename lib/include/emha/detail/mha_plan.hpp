@@ -35,6 +35,7 @@ struct MhaDims {
   RopePairing rope_pairing = RopePairing::half;
   std::size_t rope_dims = 0;  // rotated dims per head (rope: Config::rope_dims or d_k; xpos: d_k)
   float rope_base = 0, xpos_scale_base = 0;
+  RopeScalingParams rope_scaling{};  // rope only
   std::size_t window = 0;  // sliding window: keys a query keeps, its own included; 0: all
   NormPlacement norm = NormPlacement::none;
   NormKind norm_kind = NormKind::layer_norm;
@@ -117,6 +118,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.rope_dims = C::position == Position::rope && C::rope_dims != 0 ? C::rope_dims : d.head_dim;
   d.rope_base = C::position == Position::xpos ? 10000.0f : C::rope_base;
   d.xpos_scale_base = C::xpos_scale_base;
+  if (C::position == Position::rope) d.rope_scaling = C::rope_scaling;
   d.window = C::sliding_window;
   d.norm = C::norm;
   d.norm_kind = C::norm_kind;
@@ -162,6 +164,7 @@ struct MhaPositions {
 
 // Fill `storage` (mha_position_floats(d) floats) with d's tables, one per kind of position.
 MhaPositions mha_fill_rope(const MhaDims& d, float* storage) noexcept;
+MhaPositions mha_fill_rope_scaled(const MhaDims& d, float* storage) noexcept;
 MhaPositions mha_fill_alibi(const MhaDims& d, float* storage) noexcept;
 MhaPositions mha_fill_relative(const MhaDims& d, float* storage) noexcept;
 
@@ -169,7 +172,9 @@ MhaPositions mha_fill_relative(const MhaDims& d, float* storage) noexcept;
 // firmware links only that one (and none without positions).
 template <class C>
 MhaPositions mha_fill_positions(const MhaDims& d, float* storage) noexcept {
-  if constexpr (C::position == Position::rope || C::position == Position::xpos) return mha_fill_rope(d, storage);
+  if constexpr (C::position == Position::rope && C::rope_scaling.type != RopeScaling::none)
+    return mha_fill_rope_scaled(d, storage);
+  else if constexpr (C::position == Position::rope || C::position == Position::xpos) return mha_fill_rope(d, storage);
   else if constexpr (C::position == Position::alibi) return mha_fill_alibi(d, storage);
   else if constexpr (C::position == Position::relative_bias) return mha_fill_relative(d, storage);
   else return MhaPositions{};

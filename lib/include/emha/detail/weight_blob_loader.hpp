@@ -23,6 +23,7 @@ Status load_weight_blob(const MhaDims& d, WeightType weight_type, Span<const uns
                         MhaWeights& out, BlobReference* reference) noexcept;
 Status load_weight_blob_s8(const MhaDims& d, Rounding rounding, Span<const unsigned char> blob,
                            MhaS8Weights& out) noexcept;
-std::uint32_t crc32(const unsigned char* data, std::size_t n) noexcept;
+// crc: the CRC of the bytes before `data` (zlib.crc32(data, crc)), 0 for none.
+std::uint32_t crc32(const unsigned char* data, std::size_t n, std::uint32_t crc = 0) noexcept;
 
 }  // namespace emha::detail

@@ -13,6 +13,9 @@
 // --quantize int8): the same header with arithmetic 1 and the rounding at 144 and 148, the s8
 // tensor ids below; of the dims it states d_model, heads, kv_heads, kdim, vdim and head_dim (the
 // s8 layer has no positions, norms or windows, and its score scale is in the multipliers).
+// Version 5 is version 3 (float or int8 weights, arithmetic 0) with a RoPE scaling at 152 and
+// 156; the exporter writes it only for a scaled RoPE, so that an older build refuses such a blob
+// (bad_version) rather than run it unscaled.
 // Little-endian; every field a u32 unless it says f32 (IEEE binary32).
 //   offset  field
 //        0  magic            the 4 bytes 'E' 'M' 'H' 'A'
@@ -49,10 +52,13 @@
 //      132  relative_max_distance                                            relative_bias only
 //      136  relative_bidirectional  0 or 1                                   relative_bias only
 //      140  weight_type      emha::WeightType of the four projections' weights (0 f32, 1 int8);
-//                            version 3 only (versions 1 and 2: f32)
-//      144  arithmetic       emha::Arithmetic (0 f32, 1 s8); version 4 only
+//                            versions 3 and 5 (versions 1 and 2: f32)
+//      144  arithmetic       emha::Arithmetic (0 f32, 1 s8); versions 4 and 5 (5: 0)
 //      148  rounding         emha::Rounding (0 double, 1 single); version 4, arithmetic s8
-//  152-159  reserved, zero
+//      152  rope_scaling     emha::RopeScaling (0 none); version 5 only     rope only
+//      156  rope_scaling_crc CRC-32 of Config::rope_scaling's parameters as written (the
+//                            loader's rope_scaling_crc); version 5, rope_scaling != none
+// (152-159 are zero before version 5.)
 //      160  tensor table: tensor_count entries of 16 bytes: id, rows, cols, offset
 //           tensors: rows * cols elements, row-major, each at an offset (from the blob's first
 //           byte) that is a multiple of 64; biases and norm vectors are [rows = n, cols = 1];
@@ -97,9 +103,9 @@
 
 namespace emha {
 
-inline constexpr std::uint32_t blob_version = 4;          // the newest load_weights() reads
+inline constexpr std::uint32_t blob_version = 5;          // the newest load_weights() reads
 inline constexpr std::uint32_t blob_version_f32 = 2;      // what the exporter writes for float weights
-inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 to 4
+inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 to 5
 inline constexpr std::uint32_t blob_oldest_version = 1;   // the oldest load_weights() reads
 inline constexpr std::size_t blob_header_bytes_v1 = 128;
 inline constexpr std::size_t blob_entry_bytes = 16;
