@@ -390,6 +390,45 @@ class HfMistral(HfCase):  # q/k/v/o_proj, GQA, rope_theta and sliding_window fro
         return hf.LlamaAttention(24, 4, 2, 1000000.0, 5)
 
 
+class HfLlama31(HfCase):  # Llama 3.1/3.2's rope_scaling (llama3): each band of the 8 pairs
+    path, d_model, causal, seq = "model.layers.{}.self_attn", 64, True, 7
+    scaling = dict(rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                     high_freq_factor=4.0, original_max_position_embeddings=64),
+                   max_position_embeddings=512)
+    config = dict(model_type="llama", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                  rope_theta=10000.0, rms_norm_eps=1e-5, attention_bias=False,
+                  num_hidden_layers=2, **scaling)
+
+    def make(self):
+        return hf.LlamaAttention(64, 4, 2, 10000.0, 0, scaling=self.scaling)
+
+
+class HfQwen2Yarn(HfCase):  # yarn with original_max_position_embeddings: factor 1024 / 256
+    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 6
+    scaling = dict(rope_scaling=dict(rope_type="yarn", factor=4.0,
+                                     original_max_position_embeddings=256),
+                   max_position_embeddings=1024)
+    config = dict(model_type="qwen2", hidden_size=32, num_attention_heads=2, num_key_value_heads=1,
+                  rope_theta=10000.0, rms_norm_eps=1e-6, use_sliding_window=False,
+                  num_hidden_layers=2, **scaling)
+
+    def make(self):
+        return hf.LlamaAttention(32, 2, 1, 10000.0, 0, bias=True, scaling=self.scaling)
+
+
+class HfLongrope(HfCase):  # Phi-3-style longrope on a Llama: short factors up to the original 64
+    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 6
+    short = [1.0, 1.05, 1.3, 1.9]
+    scaling = dict(rope_scaling=dict(rope_type="longrope", short_factor=short,
+                                     long_factor=[2.0, 4.0, 8.0, 16.0]),
+                   max_position_embeddings=1024, original_max_position_embeddings=64)
+    config = dict(model_type="llama", hidden_size=32, num_attention_heads=4, num_key_value_heads=4,
+                  rope_theta=10000.0, rms_norm_eps=1e-5, num_hidden_layers=2, **scaling)
+
+    def make(self):
+        return hf.LlamaAttention(32, 4, 4, 10000.0, 0, scaling=self.scaling)
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -522,7 +561,8 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_vit", HfVit), ("hf_distilbert", HfDistilbert), ("hf_gpt2", HfGpt2),
          ("hf_neox", HfNeox), ("hf_gptj", HfGptj), ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral),
          ("hf_qwen3", HfQwen3), ("hf_gemma3", HfGemma3), ("hf_olmo2", HfOlmo2),
-         ("hf_t5_encoder", HfT5Encoder), ("hf_t5_decoder", HfT5Decoder)]
+         ("hf_t5_encoder", HfT5Encoder), ("hf_t5_decoder", HfT5Decoder), ("hf_llama31", HfLlama31),
+         ("hf_qwen2_yarn", HfQwen2Yarn), ("hf_longrope", HfLongrope)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

@@ -14,7 +14,8 @@ huggingface/transformers, src/transformers/models/; the commits are the ones
                      apply_rotary_pos_emb on the first rotary_dim of each head; _attn in float32)
   Phi3Attention      phi3/modular_phi3.py @2b6c089d (+ llama's eager_attention_forward, repeat_kv,
                      rotate_half, apply_rotary_pos_emb; masking_utils' sliding window)
-  LlamaAttention     llama/modeling_llama.py @5dd4a635 (Mistral's sliding window as above)
+  LlamaAttention     llama/modeling_llama.py @5dd4a635 (Mistral's sliding window as above); a rope_scaling as
+                     modeling_rope_utils.py computes it: tests/kernels/gen_rope_scaling_fixtures.py
   Qwen3Attention     qwen3/modeling_qwen3.py @9ee3f431 (Qwen3RMSNorm q_norm/k_norm per head on
                      proj(x).view(B, S, -1, head_dim), before the transpose and RoPE)
   Gemma3Attention    gemma3/modeling_gemma3.py @f14d0cbc (Gemma3RMSNorm: (1 + w), after the
@@ -26,9 +27,14 @@ huggingface/transformers, src/transformers/models/; the commits are the ones
                      _relative_position_bucket; T5LayerSelfAttention: x + attn(T5LayerNorm(x)))
 """
 import math
+import pathlib
+import sys
 
 import torch
 from torch import nn
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "kernels"))
+from gen_rope_scaling_fixtures import hf_inv_freq  # noqa: E402
 
 
 def finfo_min(t):
@@ -153,12 +159,21 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def rope_cos_sin(dim, base, seq, dtype):
-    """inv_freq in float32 as HF's buffer; pos * inv_freq in float32; cos/sin cast to dtype."""
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+def rope_cos_sin(dim, base, seq, dtype, scaling=None):
+    """inv_freq in float32 as HF's buffer (a rope_scaling's as modeling_rope_utils computes it:
+    gen_rope_scaling_fixtures.hf_inv_freq, `scaling` = config.json's rope_scaling and
+    max_position_embeddings); pos * inv_freq in float32; cos/sin times the attention factor in
+    float32, cast to dtype (LlamaRotaryEmbedding.forward)."""
+    factor = 1.0
+    if scaling is None:
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    else:
+        inv_freq, factor = hf_inv_freq(dict(scaling, rope_theta=base, dim=dim))
     freqs = torch.arange(seq).float()[:, None] * inv_freq[None]
     emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(dtype), emb.sin().to(dtype)
+    if scaling is None:
+        return emb.cos().to(dtype), emb.sin().to(dtype)
+    return (emb.cos() * factor).to(dtype), (emb.sin() * factor).to(dtype)
 
 
 def apply_partial_rope(q, k, cos, sin):
@@ -300,10 +315,10 @@ class Phi3Attention(nn.Module):
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, hidden, heads, kv_heads, rope_theta, window, bias=False):
+    def __init__(self, hidden, heads, kv_heads, rope_theta, window, bias=False, scaling=None):
         super().__init__()
         self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
-        self.theta, self.window = rope_theta, window
+        self.theta, self.window, self.scaling = rope_theta, window, scaling
         self.q_proj = nn.Linear(hidden, heads * self.hd, bias=bias)
         self.k_proj = nn.Linear(hidden, kv_heads * self.hd, bias=bias)
         self.v_proj = nn.Linear(hidden, kv_heads * self.hd, bias=bias)
@@ -313,7 +328,7 @@ class LlamaAttention(nn.Module):
         B, S, _ = x.shape
         shape = lambda t: t.view(B, S, -1, self.hd).transpose(1, 2)  # noqa: E731
         q, k, v = shape(self.q_proj(x)), shape(self.k_proj(x)), shape(self.v_proj(x))
-        cos, sin = rope_cos_sin(self.hd, self.theta, S, x.dtype)
+        cos, sin = rope_cos_sin(self.hd, self.theta, S, x.dtype, self.scaling)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         return self.o_proj(eager_attention(q, k, v, self.heads, self.kv_heads, self.window))
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Reads an emha weight blob back in Python (lib/include/emha/io/weight_blob.hpp, versions 2 and
-3): the test side's check of lib/export/emha_export.py's writer, independent of it. Shared by
+"""Reads an emha weight blob back in Python (lib/include/emha/io/weight_blob.hpp, versions 2,
+3 and 5): the test side's check of lib/export/emha_export.py's writer, independent of it. Shared by
 gen_roundtrip.py and test_export_errors.py."""
 import struct
 import zlib
@@ -28,18 +28,25 @@ def read_blob(data):
     fmt = "<4s" + "".join("f" if f in FLOAT_FIELDS else "I" for f in FIELDS[1:])
     h = dict(zip(FIELDS, struct.unpack_from(fmt, data, 0)))
     assert h["magic"] == b"EMHA", h["magic"]
-    assert h["version"] in (2, 3), h["version"]
+    assert h["version"] in (2, 3, 5), h["version"]
     assert h["total_bytes"] == len(data), (h["total_bytes"], len(data))
     crc = zlib.crc32(data[16:]) & 0xFFFFFFFF
     assert h["crc32"] == crc, f"crc32 {h['crc32']:#010x}, the bytes give {crc:#010x}"
     assert h["header_bytes"] == HEADER_BYTES and h["dtype"] == 1 and h["layout"] == 0, h
-    h["weight_type"] = struct.unpack_from("<I", data, 140)[0] if h["version"] == 3 else 0
-    reserved = 144 if h["version"] == 3 else 140
-    assert data[reserved:HEADER_BYTES] == bytes(HEADER_BYTES - reserved), \
-        f"reserved bytes {reserved}-159 are not zero"
+    h["weight_type"] = struct.unpack_from("<I", data, 140)[0] if h["version"] >= 3 else 0
+    # version 5: arithmetic 0 and rounding 0 at 144 and 148, the RoPE scaling at 152 and 156
+    h["rope_scaling"], h["rope_scaling_crc"] = struct.unpack_from("<2I", data, 152) \
+        if h["version"] == 5 else (0, 0)
+    reserved = {2: 140, 3: 144, 5: 152}[h["version"]]
+    assert data[reserved:(152 if h["version"] == 5 else HEADER_BYTES)] == \
+        bytes((152 if h["version"] == 5 else HEADER_BYTES) - reserved), \
+        f"reserved bytes from {reserved} are not zero"
     assert h["weight_type"] in (0, 1), f"weight_type {h['weight_type']}"
     if h["version"] == 3:  # the exporter writes version 2 for float weights
         assert h["weight_type"] == 1, "a version 3 blob of float weights"
+    if h["version"] == 5:  # written only for a scaled RoPE
+        assert h["position"] == 1 and h["rope_scaling"] in range(1, 6), \
+            f"version 5 without a RoPE scaling: position {h['position']}, {h['rope_scaling']}"
     assert h["head_dim"] > 0, "head_dim 0 (the writer resolves it)"
     if h["qk_norm"] == 0:
         assert h["qk_norm_unit_offset"] == 0 and h["qk_norm_eps"] == 0, h

@@ -153,13 +153,29 @@ def llama_folder(d=32, heads=4, kv_heads=2, q_rows=None, **config):
 def hf_cases():
     layer = ["--layer", "0"]
     cases = []
-    for kind, extra in (("linear", {"factor": 2.0}), ("dynamic", {"factor": 2.0}),
-                        ("yarn", {"factor": 4.0}), ("llama3", {"factor": 8.0}),
-                        ("longrope", {"long_factor": [1.0] * 4, "short_factor": [1.0] * 4})):
-        key = "rope_type" if kind != "dynamic" else "type"  # both spellings are HF's
-        cases.append((f"rope scaling {kind} refused by name",
-                      llama_folder(rope_scaling=dict({key: kind}, **extra)), layer,
-                      [f"rope scaling '{kind}'", "not supported"]))
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+              "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+    for name, scaling, config, flags, needles in (
+            ("an unknown rope_type", {"rope_type": "ntk", "factor": 2.0}, {}, [],
+             ["rope_type 'ntk' is not a RoPE scaling emha knows"]),
+            ("a key llama3 does not read", dict(llama3, alpha=2.0), {}, [],
+             ["(llama3) has alpha, which transformers' llama3 scaling does not read"]),
+            ("llama3 without low_freq_factor",
+             {k: v for k, v in llama3.items() if k != "low_freq_factor"}, {}, [],
+             ["(llama3) needs low_freq_factor"]),
+            ("dynamic past max_position_embeddings", {"type": "dynamic", "factor": 2.0},
+             {"max_position_embeddings": 16}, ["--max-seq-q", "32"],
+             ["(dynamic): the layer's 32 positions", "exceed 16"]),
+            ("longrope past original_max_position_embeddings",
+             {"rope_type": "longrope", "short_factor": [1.0] * 4, "long_factor": [2.0] * 4},
+             {"max_position_embeddings": 256, "original_max_position_embeddings": 16}, [],
+             ["(longrope): the layer's 64 positions", "exceed 16", "long_factor"]),
+            ("longrope short_factor of the wrong length",
+             {"rope_type": "longrope", "short_factor": [1.0] * 3, "long_factor": [2.0] * 3},
+             {"max_position_embeddings": 256, "original_max_position_embeddings": 128}, [],
+             ["short_factor must list 4 factors", "not 3"])):
+        cases.append((f"rope scaling: {name} refused by name",
+                      llama_folder(rope_scaling=scaling, **config), layer + flags, needles))
     cases += feature_cases(layer)
     cases.append(("--heads disagreeing with config.json", llama_folder(), layer + ["--heads", "8"],
                   ["--heads 8", "config.json num_attention_heads = 4"]))
@@ -234,9 +250,6 @@ def feature_cases(layer):
     cases.append(("attn_logit_softcapping refused by name",
                   qwen3_folder(**dict(gemma, attn_logit_softcapping=50.0)), layer,
                   ["attn_logit_softcapping = 50.0", "soft-capping", "not supported"]))
-    cases.append(("Gemma 3's rope scaling on a full layer refused by name",
-                  qwen3_folder(**dict(gemma, rope_scaling={"rope_type": "linear", "factor": 8.0})),
-                  layer, ["rope scaling 'linear'", "not supported"]))
     cases.append(("Gemma 3's bidirectional attention refused by name",
                   qwen3_folder(**dict(gemma, use_bidirectional_attention=True)), layer,
                   ["use_bidirectional_attention", "not supported"]))
@@ -426,6 +439,14 @@ def feature_accepted(tmp):
                                        "scale 0.25", "x_hat * (1 + w)", "sandwich"],
         dict(head_dim=8, scale=0.25, qk_norm=1, qk_norm_unit_offset=1, qk_norm_eps=1e-6,
              sliding_window=4, position=1)))
+    gemma_full = qwen3_folder(model_type="gemma3_text", query_pre_attn_scalar=16,
+                              rope_local_base_freq=10000.0, rope_theta=1000000.0,
+                              sliding_window=4, rope_scaling={"rope_type": "linear", "factor": 8.0},
+                              layer_types=["full_attention"], rms_norm_eps=1e-6)
+    results.append(("Gemma 3 full layer: rope_scaling linear, blob version 5",) + exported(
+        tmp, gemma_full, ["--layer", "0"], ["base 1e+06, linear scaling: factor 8",
+                                            "rope_scaling"],
+        dict(version=5, rope_scaling=1, position=1)))
     results.append(("T5 decoder layer 1: block 0's table, causal buckets",) + exported(
         tmp, t5_folder(stacks=("encoder", "decoder")), ["--layer", "decoder.1"],
         ["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight [8, 4]",

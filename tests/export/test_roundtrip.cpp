@@ -69,3 +69,43 @@ TEST_CASE("a blob is refused by a Config it was not exported for, and when damag
   CHECK(emha::load_weights<E::config>(blob.span, w) == emha::Status::bad_checksum);
   CHECK(emha::load_weights<E::config>({blob.span.data, 100}, w) == emha::Status::truncated);
 }
+
+namespace {
+
+// A fixture's Config with another RoPE scaling.
+template <class C, const emha::RopeScalingParams& S>
+struct OtherScaling : C {
+  static constexpr emha::RopeScalingParams rope_scaling = S;
+};
+constexpr emha::RopeScalingParams no_scaling{};
+constexpr emha::RopeScalingParams llama3_other_factor = emha::rope_llama3(4.0f, 1.0f, 4.0f, 64);
+constexpr emha::RopeScalingParams llama3_other_band = emha::rope_llama3(8.0f, 1.0f, 2.0f, 64);
+constexpr float other_short[4] = {1.0f, 1.05f, 1.3f, 1.8f};
+constexpr emha::RopeScalingParams longrope_other_factors = emha::rope_longrope(other_short, 16.0f, 64, 0x1.4a7e9cp+0f);
+
+template <class C>
+emha::Status load_as(const emha::test::FileBytes& blob) {
+  emha::MhaWeights w;
+  return emha::load_weights<C>(blob.span, w);
+}
+
+}  // namespace
+
+TEST_CASE("a blob's RoPE scaling must be its Config's: a scaled blob is refused by another scaling or none") {
+  const FileBytes llama = read_fixture(export_fixtures::hf_llama31::expected::blob);
+  const FileBytes longrope = read_fixture(export_fixtures::hf_longrope::expected::blob);
+  const FileBytes mistral = read_fixture(export_fixtures::hf_mistral::expected::blob);
+  using L = export_fixtures::hf_llama31::Config;
+  using R = export_fixtures::hf_longrope::Config;
+  using M = export_fixtures::hf_mistral::Config;
+  REQUIRE(llama.span.size > 0);
+  REQUIRE(longrope.span.size > 0);
+  REQUIRE(mistral.span.size > 0);
+  CHECK(load_as<L>(llama) == emha::Status::ok);
+  CHECK(load_as<OtherScaling<L, no_scaling>>(llama) == emha::Status::config_mismatch);
+  CHECK(load_as<OtherScaling<L, llama3_other_factor>>(llama) == emha::Status::config_mismatch);
+  CHECK(load_as<OtherScaling<L, llama3_other_band>>(llama) == emha::Status::config_mismatch);
+  CHECK(load_as<R>(longrope) == emha::Status::ok);  // the factors' CRC covers the array
+  CHECK(load_as<OtherScaling<R, longrope_other_factors>>(longrope) == emha::Status::config_mismatch);
+  CHECK(load_as<OtherScaling<M, llama3_other_factor>>(mistral) == emha::Status::config_mismatch);  // version 2
+}

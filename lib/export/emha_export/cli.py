@@ -47,8 +47,10 @@ use_sliding_window / max_window_layers), the score scale (Gemma's query_pre_attn
 T5's 1; GPT-2's scale_attn_weights = false and scale_attn_by_inverse_layer_idx), QK-norm (Qwen3,
 Gemma 3: per head, Gemma's (1 + w); OLMo-2: over the whole projection; eps rms_norm_eps) and the
 norms' eps (layer_norm_eps, layer_norm_epsilon) come from it; a flag that disagrees is an error
-naming both values. Refused by name: a rope scaling type (rope_scaling / rope_parameters: linear,
-dynamic, yarn, llama3, longrope ...), attn_logit_softcapping, Gemma 3's
+naming both values. RoPE scaling (rope_scaling / rope_parameters: linear, dynamic, yarn, longrope,
+llama3) as transformers computes it; dynamic and longrope only for --max-seq up to their original
+length (past it transformers' angles depend on each call's length), any other rope_type or key
+refused by name. Refused by name: attn_logit_softcapping, Gemma 3's
 use_bidirectional_attention, LongT5, BERT's relative position embeddings. Gemma's sandwich norms
 and OLMo-2's norm of the attention output are not one of emha's placements: the attention alone is
 exported, and the line says so. On success one line on stdout says the family, prefix, dims
@@ -124,6 +126,7 @@ import pathlib
 import re
 import sys
 
+from . import rope_scaling as rs
 from . import s8, s16x8
 from .checkpoint import Checkpoint
 from .errors import ExportError, fail
@@ -231,7 +234,7 @@ def summary(cfg, ck, args):
     pos = c["position"]
     if pos == "rope":
         pos += (f" ({c['rope_pairing']} pairing, {c['rope_dims']} of {c['d_k']} dims, "
-                f"base {c['rope_base']:g})")
+                f"base {c['rope_base']:g}{rs.describe(c.get('rope_scaling'))})")
     elif pos == "xpos":
         pos += f" (scale base {c['xpos_scale_base']:g})"
     elif pos == "relative_bias":

@@ -279,13 +279,6 @@ class HfConfig:
         if self.get("use_bidirectional_attention")[1]:
             fail(f"{self.where} use_bidirectional_attention = true: Gemma 3's bidirectional "
                  "variant (no causal mask, sliding window both ways) is not supported")
-        if not self.is_sliding():  # Gemma 3's sliding layers use local RoPE, never scaled
-            _, scaling = self.get("rope_parameters", "rope_scaling")
-            if isinstance(scaling, dict):
-                kind = scaling.get("rope_type", scaling.get("type"))
-                if kind not in (None, "default"):
-                    fail(f"{self.where} rope scaling '{kind}' (rope_scaling / rope_parameters) is "
-                         "not supported: emha implements plain RoPE (rope_theta) only")
         _, pe = self.get("position_embedding_type")
         if pe not in (None, "absolute"):
             fail(f"{self.where} position_embedding_type = {pe}: BERT's relative position "
@@ -374,6 +367,22 @@ class HfConfig:
             key, v = self.take("rope_local_base_freq")  # Gemma 3's local RoPE on sliding layers
             return (key, v) if key else ("rope_local_base_freq (default)", 10000.0)
         return self.take("rope_parameters/rope_theta", "rope_theta", "rotary_emb_base")
+
+    def rope_scaling(self):
+        """(key, rope_scaling dict) of this layer, or (None, None): Gemma 3's sliding layers use
+        their local RoPE, never scaled; a per-layer-type rope_parameters gives this layer's."""
+        if self.model_type in ("gemma3", "gemma3_text") and self.is_sliding():
+            return None, None
+        key, scaling = self.get("rope_parameters", "rope_scaling")
+        if isinstance(scaling, dict) and "rope_type" not in scaling and "type" not in scaling:
+            _, types = self.get("layer_types")  # {layer_type: {...}}
+            if isinstance(types, list) and self.layer is not None and self.layer < len(types):
+                key = f"{key}/{types[self.layer]}"
+                scaling = scaling.get(types[self.layer])
+        if not isinstance(scaling, dict):
+            return None, None
+        self.used.append(key)
+        return key, scaling
 
     def is_sliding(self):
         """Whether layer N is a sliding-window layer by layer_types or Gemma 3's older

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import torch
 
 from . import features as feat
+from . import rope_scaling as rs
 from .checkpoint import HEADS_ATTRS, KV_HEADS_ATTRS, int_attr
 from .errors import agree, fail, join, shape_str
 from .families import FAMILIES, IGNORED, IGNORED_SUFFIXES, detect_family, family_per_head
@@ -425,6 +426,14 @@ def build_layer(ck, args):
                outside_norms=hf.outside_norms() if hf.present else None,
                given_scales=scales, assumed=list(args.assumed))
     check_sizes(cfg, args)
+    cfg["rope_scaling"] = None
+    if position == "rope" and hf.present:
+        key, scaling = hf.rope_scaling()
+        if scaling is not None:
+            cfg["rope_scaling"] = rs.resolve(
+                where, key, scaling, hf.take("max_position_embeddings")[1],
+                hf.take("original_max_position_embeddings")[1], rope_dims,
+                max(cfg["max_seq_q"], cfg["max_seq_kv"]), cfg["assumed"])
     cfg.update(prefix=p, from_config=hf.used, config_file=where if hf.present else None,
                causal=hf.causal(family))
     return Layer(cfg, tensors)

@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from . import rope_scaling as rs
 from .errors import fail
 
 # --------------------------------------------------------------------------------------------------
@@ -35,14 +36,16 @@ def rotate_every_two(x):
 
 
 def rope(x, cfg):
-    """HF Llama's rotary embedding on the first rope_dims of each head; x [heads, n, d_k]."""
+    """HF Llama's rotary embedding on the first rope_dims of each head, with its scaling (cos and
+    sin times the attention factor); x [heads, n, d_k]."""
     n, d_rot = x.shape[1], cfg["rope_dims"]
-    inv_freq = 1.0 / (cfg["rope_base"] ** (torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot))
+    inv_freq, factor = rs.inv_freq_f64(cfg.get("rope_scaling"), cfg["rope_base"], d_rot)
     freqs = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None]
     half = cfg["rope_pairing"] == "half"
     emb = torch.cat((freqs, freqs), -1) if half else freqs.repeat_interleave(2, -1)
     rot = x[..., :d_rot]
-    rot = rot * emb.cos() + (rotate_half(rot) if half else rotate_every_two(rot)) * emb.sin()
+    rot = rot * (emb.cos() * factor) + \
+        (rotate_half(rot) if half else rotate_every_two(rot)) * (emb.sin() * factor)
     return torch.cat((rot, x[..., d_rot:]), -1)
 
 

@@ -13,6 +13,8 @@ import zlib
 import numpy as np
 import torch
 
+from . import rope_scaling as rs
+
 POSITION = {"none": 0, "rope": 1, "xpos": 2, "alibi": 3, "relative_bias": 4}
 PAIRING = {"half": 0, "interleaved": 1}
 NORM = {"none": 0, "post": 1, "pre": 2, "sub": 3}
@@ -27,7 +29,8 @@ BLOB_ID = dict(in_proj_weight=1, q_proj_weight=2, k_proj_weight=3, v_proj_weight
                q_proj_weight_scale=25, k_proj_weight_scale=26, v_proj_weight_scale=27,
                out_proj_weight_scale=28)
 WEIGHT_TYPE = {"f32": 0, "int8": 1}
-BLOB_VERSION = {"f32": 2, "int8": 3}  # float weights stay readable by version 2's loaders
+BLOB_VERSION = {"f32": 2, "int8": 3}  # float weights stay readable by version 2's loaders;
+# a scaled RoPE writes version 5 (version 3 and the scaling), which older builds refuse
 HEADER_BYTES = 160
 
 
@@ -54,8 +57,10 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
     position = cfg["position"]
     normed = cfg["norm"] != "none"
     bias_bits = sum(1 << i for i, r in enumerate("qkvo") if cfg["bias"][r])
+    scaling = cfg.get("rope_scaling") if position == "rope" else None
+    version = 5 if scaling else BLOB_VERSION[cfg["weight_type"]]  # older builds refuse scaling
     head = struct.pack(
-        "<4s25I", b"EMHA", BLOB_VERSION[cfg["weight_type"]], offset, 0, HEADER_BYTES, 1, 0, cfg["d_model"], cfg["heads"], cfg["kv_heads"],
+        "<4s25I", b"EMHA", version, offset, 0, HEADER_BYTES, 1, 0, cfg["d_model"], cfg["heads"], cfg["kv_heads"],
         cfg["kdim"], cfg["vdim"], bias_bits, POSITION[position],
         PAIRING[cfg["rope_pairing"]] if position == "rope" else 0, cfg["rope_dims"], 0, 0,
         cfg["sliding_window"], NORM[cfg["norm"]], NORM_KIND[cfg["norm_kind"]] if normed else 0, 0,
@@ -75,8 +80,10 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
         HEAD_SPLIT[cfg["head_split"]], cfg["relative_buckets"] if relative else 0,
         cfg["relative_max_distance"] if relative else 0,
         int(cfg["relative_bidirectional"]) if relative else 0)
-    if cfg["weight_type"] != "f32":
+    if cfg["weight_type"] != "f32" or scaling:
         head += struct.pack("<I", WEIGHT_TYPE[cfg["weight_type"]])
+    if scaling:  # 144 arithmetic f32, 148 rounding, 152 the scaling's type and its CRC
+        head += struct.pack("<4I", 0, 0, rs.TYPES[scaling["type"]], rs.crc(scaling, cfg["rope_dims"]))
     blob = head + bytes(HEADER_BYTES - len(head)) + table
     blob += bytes(align(len(blob)) - len(blob)) + body
     assert len(blob) == offset
@@ -130,6 +137,17 @@ def norm_size(c, what):
     return "Config::d_model", f"[d_model]: {what}"
 
 
+def short_factor_lines(c):
+    """longrope's short factors, which its Config's rope_scaling points to."""
+    r = c.get("rope_scaling") if c["position"] == "rope" else None
+    if not r or r["type"] != "longrope":
+        return []
+    values = [hex_float(v) + "," for v in r["short_factor"]]
+    return (["// rope_scaling longrope: inv_freq[i] / short_factor[i] (rotated dims / 2 factors)",
+             "inline constexpr float rope_short_factor[] = {"] +
+            ["    " + " ".join(values[i:i + 6]) for i in range(0, len(values), 6)] + ["};", ""])
+
+
 def header_text(cfg, tensors, name, section, ref, source):
     c = cfg
     pb = c["bias"]
@@ -143,7 +161,7 @@ def header_text(cfg, tensors, name, section, ref, source):
         if int8 else []) + [
         "#pragma once", "#include <cstddef>"] + (["#include <cstdint>"] if int8 else []) + [
         "", '#include "emha/emha.hpp"', "",
-        f"namespace {name} {{", "",
+        f"namespace {name} {{", ""] + short_factor_lines(c) + [
         f"struct Config : emha::MhaConfig<{c['d_model']}, {c['heads']}, {c['max_seq_q']}, "
         f"{c['max_seq_kv']}> {{",
         f"  static constexpr std::size_t kv_heads = {c['kv_heads']};",
@@ -160,6 +178,9 @@ def header_text(cfg, tensors, name, section, ref, source):
         f"  static constexpr emha::RopePairing rope_pairing = emha::RopePairing::{c['rope_pairing']};",
         f"  static constexpr std::size_t rope_dims = {c['rope_dims'] if c['position'] == 'rope' else 0};",
         f"  static constexpr float rope_base = {hex_float(c['rope_base'])};",
+    ] + ([f"  static constexpr emha::RopeScalingParams rope_scaling = "
+          f"{rs.cpp(c['rope_scaling'], 'rope_short_factor')};"]
+         if c.get("rope_scaling") and c["position"] == "rope" else []) + [
         f"  static constexpr float xpos_scale_base = {hex_float(c['xpos_scale_base'])};",
         f"  static constexpr std::size_t sliding_window = {c['sliding_window']};",
         f"  static constexpr emha::NormPlacement norm = emha::NormPlacement::{c['norm']};",
