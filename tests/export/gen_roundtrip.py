@@ -41,11 +41,14 @@ hf_qwen3 (head_dim 8 x 4 heads over 24, per-head QK-norm), hf_gemma3 (layer 1 sl
 rope_local_base_freq; query_pre_attn_scalar; (1 + w) QK-norm; its sandwich norms outside),
 hf_olmo2 (QK-norm over the whole projection), hf_t5_encoder / hf_t5_decoder (--layer
 encoder.1 / decoder.1: d_kv 8 x 4 heads over 16, block 0's relative bias table, pre-RMSNorm; the
-_expected header also holds the bucket of every relative position); each also exported with
+_expected header also holds the bucket of every relative position), hf_llama31 (Llama 3.1's
+llama3 rope_scaling over every band, GQA), hf_qwen2_yarn (yarn with
+original_max_position_embeddings, q/k/v biases), hf_longrope (a Phi-3-style longrope on a Llama:
+short factors, top-level original_max_position_embeddings); each also exported with
 --reference-rows into a temporary folder, whose reference is checked here.
 
 hf_folders/<case>/ keeps the checkpoint folders of hf_qwen3, hf_gemma3, hf_olmo2, hf_mistral,
-hf_phi3 and the T5 cases with expected.json (the input and the re-implementation's float64 output) for
+hf_phi3, the three RoPE scaling cases and the T5 cases with expected.json (the input and the re-implementation's float64 output) for
 hf_crosscheck.py, which compares them with transformers' own classes.
 """
 import copy
@@ -391,7 +394,7 @@ class HfMistral(HfCase):  # q/k/v/o_proj, GQA, rope_theta and sliding_window fro
 
 
 class HfLlama31(HfCase):  # Llama 3.1/3.2's rope_scaling (llama3): each band of the 8 pairs
-    path, d_model, causal, seq = "model.layers.{}.self_attn", 64, True, 7
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 64, True, 7, True
     scaling = dict(rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
                                      high_freq_factor=4.0, original_max_position_embeddings=64),
                    max_position_embeddings=512)
@@ -404,7 +407,7 @@ class HfLlama31(HfCase):  # Llama 3.1/3.2's rope_scaling (llama3): each band of 
 
 
 class HfQwen2Yarn(HfCase):  # yarn with original_max_position_embeddings: factor 1024 / 256
-    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 6
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 32, True, 6, True
     scaling = dict(rope_scaling=dict(rope_type="yarn", factor=4.0,
                                      original_max_position_embeddings=256),
                    max_position_embeddings=1024)
@@ -417,7 +420,7 @@ class HfQwen2Yarn(HfCase):  # yarn with original_max_position_embeddings: factor
 
 
 class HfLongrope(HfCase):  # Phi-3-style longrope on a Llama: short factors up to the original 64
-    path, d_model, causal, seq = "model.layers.{}.self_attn", 32, True, 6
+    path, d_model, causal, seq, crosscheck = "model.layers.{}.self_attn", 32, True, 6, True
     short = [1.0, 1.05, 1.3, 1.9]
     scaling = dict(rope_scaling=dict(rope_type="longrope", short_factor=short,
                                      long_factor=[2.0, 4.0, 8.0, 16.0]),

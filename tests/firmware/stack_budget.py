@@ -103,21 +103,32 @@ def regs_bytes(reglist):
     return total
 
 
+# An instruction that leaves a function: a branch, a return, a pop or load of pc.
+ENDS = re.compile(r"^(b|b\.w|b\.n|bx|pop|pop\.w|ldmia\.w|ldmia|ldr|ldr\.w)$")
+
+
 def read_library_frames(elf, objdump):
-    """name -> (frame bytes, callees) for every function of the linked image."""
+    """name -> (frame bytes, callees) for every function of the linked image. A symbol that
+    objdump does not label (an alias at the same address, as libgcc's __aeabi_dadd of __adddf3)
+    is the labelled function's; a function with no instruction that leaves it falls through into
+    the next (libgcc's __aeabi_dsub into __adddf3), which it counts as a call."""
     dis = subprocess.run([objdump, "-d", "--no-show-raw-insn", elf], check=True,
                          capture_output=True, text=True).stdout
-    funcs, current = {}, None
+    funcs, current, order, leaves, address = {}, None, [], set(), {}
     for line in dis.splitlines():
         m = FUNC.match(line)
         if m:
             current = m.group(1)
             funcs[current] = [0, set()]
+            order.append(current)
+            address[line.split()[0].lstrip("0") or "0"] = current
             continue
         m = INSN.match(line)
         if not (current and m):
             continue
         op, args = m.group(1), m.group(2)
+        if ENDS.match(op) and (not op.startswith(("pop", "ldm", "ldr")) or "pc" in args.split(",")[0] + args[args.find("{"):]):
+            leaves.add(current)
         f = funcs[current]
         if op in ("push", "push.w", "vpush", "stmdb", "stmdb.w") and (op.startswith(("push", "vpush")) or args.startswith("sp!")):
             f[0] += regs_bytes(args[args.index("{") + 1:args.index("}")])
@@ -129,6 +140,17 @@ def read_library_frames(elf, objdump):
             t = TARGET.search(args)
             if t and t.group(1) != current:
                 f[1].add(t.group(1))
+    for here, following in zip(order, order[1:]):
+        if here not in leaves:
+            funcs[here][1].add(following)
+    nm = subprocess.run([objdump.replace("objdump", "nm"), elf], check=True, capture_output=True,
+                        text=True).stdout
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "Tt" and parts[2] not in funcs:
+            labelled = address.get(parts[0].lstrip("0") or "0")
+            if labelled:
+                funcs[parts[2]] = funcs[labelled]
     return funcs
 
 
