@@ -432,6 +432,79 @@ class HfLongrope(HfCase):  # Phi-3-style longrope on a Llama: short factors up t
         return hf.LlamaAttention(32, 4, 4, 10000.0, 0, scaling=self.scaling)
 
 
+class HfDecoder(HfCase):
+    """A Llama-lineage family from its folder (hf_modules.DecoderAttention): model.layers.N.
+    self_attn, causal."""
+    path, causal, seq = "model.layers.{}.self_attn", True, 6
+
+
+class HfGranite(HfDecoder):  # scores * attention_multiplier; residual_multiplier outside
+    d_model = 32
+    config = dict(model_type="granite", hidden_size=32, num_attention_heads=4,
+                  num_key_value_heads=2, rope_theta=10000.0, attention_multiplier=0.0625,
+                  residual_multiplier=0.22, embedding_multiplier=12.0, logits_scaling=8.0,
+                  attention_bias=False, rms_norm_eps=1e-6, num_hidden_layers=2)
+
+    def make(self):
+        return hf.DecoderAttention(32, 4, 2, 10000.0, scale=0.0625)
+
+
+class HfStarcoder2(HfDecoder):  # q/k/v/o with bias, GQA, sliding window
+    d_model, seq = 32, 8
+    config = dict(model_type="starcoder2", hidden_size=32, num_attention_heads=4,
+                  num_key_value_heads=2, rope_theta=100000.0, use_bias=True, sliding_window=5,
+                  norm_epsilon=1e-5, num_hidden_layers=2)
+
+    def make(self):
+        return hf.DecoderAttention(32, 4, 2, 100000.0, qkv_bias=True, o_bias=True, window=5)
+
+
+class HfOlmo(HfDecoder):  # OLMo (1): Llama's attention, no bias, clip_qkv null
+    d_model = 32
+    config = dict(model_type="olmo", hidden_size=32, num_attention_heads=4,
+                  num_key_value_heads=4, rope_theta=10000.0, clip_qkv=None,
+                  attention_bias=False, num_hidden_layers=2)
+
+    def make(self):
+        return hf.DecoderAttention(32, 4, 4, 10000.0)
+
+
+class HfStablelm(HfDecoder):  # q/k/v bias, o none, a quarter of each head rotates
+    d_model = 32
+    config = dict(model_type="stablelm", hidden_size=32, num_attention_heads=2,
+                  num_key_value_heads=2, rope_theta=10000.0, partial_rotary_factor=0.25,
+                  use_qkv_bias=True, qk_layernorm=False, use_parallel_residual=False,
+                  layer_norm_eps=1e-5, num_hidden_layers=2)
+
+    def make(self):
+        return hf.DecoderAttention(32, 2, 2, 10000.0, rotary=4, qkv_bias=True, divide=True)
+
+
+class HfPhi(HfDecoder):  # Phi-1/1.5/2: `dense` out, every bias, partial rotary, parallel block
+    d_model = 32
+    config = dict(model_type="phi", hidden_size=32, num_attention_heads=4, num_key_value_heads=4,
+                  rope_theta=10000.0, partial_rotary_factor=0.5, qk_layernorm=False,
+                  layer_norm_eps=1e-5, num_hidden_layers=2)
+
+    def make(self):
+        return hf.DecoderAttention(32, 4, 4, 10000.0, rotary=4, qkv_bias=True, o_bias=True,
+                                   out="dense", divide=True)
+
+    def extra(self):  # the parallel block's one norm: outside the attention
+        return {f"model.layers.1.input_layernorm.{k}": torch.rand(32) for k in ("weight", "bias")}
+
+
+class HfCohere(HfDecoder):  # interleaved RoPE pairs, GQA, parallel block
+    d_model = 32
+    config = dict(model_type="cohere", hidden_size=32, num_attention_heads=4,
+                  num_key_value_heads=2, rope_theta=10000.0, use_qk_norm=False,
+                  attention_bias=False, layer_norm_eps=1e-5, logit_scale=0.0625,
+                  num_hidden_layers=2)
+
+    def make(self):
+        return hf.DecoderAttention(32, 4, 2, 10000.0, interleaved=True)
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -565,7 +638,9 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_neox", HfNeox), ("hf_gptj", HfGptj), ("hf_phi3", HfPhi3), ("hf_mistral", HfMistral),
          ("hf_qwen3", HfQwen3), ("hf_gemma3", HfGemma3), ("hf_olmo2", HfOlmo2),
          ("hf_t5_encoder", HfT5Encoder), ("hf_t5_decoder", HfT5Decoder), ("hf_llama31", HfLlama31),
-         ("hf_qwen2_yarn", HfQwen2Yarn), ("hf_longrope", HfLongrope)]
+         ("hf_qwen2_yarn", HfQwen2Yarn), ("hf_longrope", HfLongrope), ("hf_granite", HfGranite),
+         ("hf_starcoder2", HfStarcoder2), ("hf_olmo", HfOlmo), ("hf_stablelm", HfStablelm),
+         ("hf_phi", HfPhi), ("hf_cohere", HfCohere)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

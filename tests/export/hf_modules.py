@@ -333,6 +333,73 @@ class LlamaAttention(nn.Module):
         return self.o_proj(eager_attention(q, k, v, self.heads, self.kv_heads, self.window))
 
 
+class DecoderAttention(nn.Module):
+    """The Llama-lineage attentions that differ from LlamaAttention in their options only, each
+    as its transformers file computes it:
+      GraniteAttention     granite/modeling_granite.py @00aca815: scores * attention_multiplier
+      Starcoder2Attention  starcoder2/modeling_starcoder2.py @00d4b3d2: q/k/v/o bias (use_bias),
+                           sliding window
+      OlmoAttention        olmo/modeling_olmo.py @38e888f5 (clip_qkv None: no clamp)
+      StableLmAttention    stablelm/modeling_stablelm.py @00dcc6dd: q/k/v bias (use_qkv_bias),
+                           o_proj without; partial rotary int(head_dim * partial_rotary_factor);
+                           scores / sqrt(head_dim)
+      PhiAttention         phi/modeling_phi.py @0faeaf39: q/k/v_proj and `dense`, all with bias;
+                           partial rotary; q and k upcast to float32, scores / sqrt(head_dim)
+      CohereAttention      cohere/modeling_cohere.py @015bfeb8: interleaved RoPE (freqs
+                           repeat_interleave'd, rotate_half = stack(-x[1::2], x[::2]).flatten)
+    rotary: rotated dims per head; scale: the scores' factor (None: head_dim ** -0.5); divide:
+    scores / sqrt(head_dim) instead."""
+
+    def __init__(self, hidden, heads, kv_heads, theta, rotary=None, qkv_bias=False, o_bias=False,
+                 out="o_proj", scale=None, divide=False, window=0, interleaved=False):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, hidden // heads
+        self.theta, self.rot, self.window = theta, rotary or self.hd, window
+        self.scale, self.divide, self.interleaved, self.out = scale, divide, interleaved, out
+        self.q_proj = nn.Linear(hidden, heads * self.hd, bias=qkv_bias)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.hd, bias=qkv_bias)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.hd, bias=qkv_bias)
+        setattr(self, out, nn.Linear(heads * self.hd, hidden, bias=o_bias))
+
+    def rotate(self, q, k, S, dtype):
+        if not self.interleaved:
+            cos, sin = rope_cos_sin(self.rot, self.theta, S, dtype)
+            return apply_partial_rope(q, k, cos, sin)
+        inv_freq = 1.0 / (self.theta ** (torch.arange(0, self.rot, 2, dtype=torch.int64).float()
+                                         / self.rot))
+        freqs = torch.arange(S).float()[:, None] * inv_freq[None]
+        emb = torch.repeat_interleave(freqs, 2, dim=-1)
+        cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+
+        def rotate_pairs(x):  # Cohere's rotate_half
+            return torch.stack([-x[..., 1::2], x[..., ::2]], dim=-1).flatten(-2)
+        return q * cos + rotate_pairs(q) * sin, k * cos + rotate_pairs(k) * sin
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        shape = lambda t: t.view(B, S, -1, self.hd).transpose(1, 2)  # noqa: E731
+        q, k, v = shape(self.q_proj(x)), shape(self.k_proj(x)), shape(self.v_proj(x))
+        q, k = self.rotate(q, k, S, x.dtype)
+        if self.divide:  # q k^T / sqrt(head_dim): eager_scaled's product with 1 / (1 / sqrt(hd))
+            n_rep = self.heads // self.kv_heads
+            k = k[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S,
+                                                                                   self.hd)
+            v = v[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S,
+                                                                                   self.hd)
+            w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.hd)
+            keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
+            w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
+                                torch.full((), finfo_min(w), dtype=w.dtype))
+            w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64
+                                      else torch.float64).to(q.dtype)
+            ctx = torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1)
+        else:
+            ctx = eager_scaled(q, k, v, self.heads, self.kv_heads,
+                               self.scale if self.scale is not None else self.hd ** -0.5,
+                               self.window)
+        return getattr(self, self.out)(ctx)
+
+
 # --------------------------------------------------------------------------------------------------
 # QK-norm families and decoupled head_dim
 

@@ -176,6 +176,14 @@ def hf_cases():
              ["short_factor must list 4 factors", "not 3"])):
         cases.append((f"rope scaling: {name} refused by name",
                       llama_folder(rope_scaling=scaling, **config), layer + flags, needles))
+    for model_type, key, value, what in (
+            ("olmo", "clip_qkv", 8.0, "OLMo's clamp of q, k and v"),
+            ("stablelm", "qk_layernorm", True, "StableLM's QK LayerNorm"),
+            ("phi", "qk_layernorm", True, "Phi's QK LayerNorm"),
+            ("cohere", "use_qk_norm", True, "Cohere's QK LayerNorm")):
+        cases.append((f"{model_type}'s {key} refused by name",
+                      llama_folder(model_type=model_type, **{key: value}), layer,
+                      [f"{key} = {value} (model_type {model_type})", what, "not supported"]))
     cases += feature_cases(layer)
     cases.append(("--heads disagreeing with config.json", llama_folder(), layer + ["--heads", "8"],
                   ["--heads 8", "config.json num_attention_heads = 4"]))
@@ -293,10 +301,11 @@ def feature_cases(layer):
     longt5.config["model_type"] = "longt5"
     cases.append(("LongT5 refused by name", longt5, ["--layer", "1"],
                   ["longt5", "transient-global", "not supported"]))
-    # StableLM's attention (partial rotary, per-head LayerNorm QK-norm) under Llama's names.
+    # MiniCPM: Llama's names, with its own scale_depth and dim_model_base the exporter has not
+    # checked against its module.
     cases.append(("an unknown model_type refused by name",
-                  llama_folder(model_type="stablelm", partial_rotary_factor=0.25), layer,
-                  ["model_type stablelm", "not a model the exporter knows", "--family"]))
+                  llama_folder(model_type="minicpm", scale_depth=1.4, dim_model_base=256), layer,
+                  ["model_type minicpm", "not a model the exporter knows", "--family"]))
     cases.append(("--position relative_bias outside T5", llama_folder(), layer +
                   ["--position", "relative_bias"], ["--position relative_bias", "T5"]))
     cases.append(("--head-split flat_view with RoPE", llama_folder(), layer +

@@ -261,8 +261,8 @@ def summary(cfg, ck, args):
     causal = "; causal: pass masks.causal = true" if c["causal"] else ""
     weights = ("; weights int8 per output channel (symmetric, [-127, 127], a float scale per row)"
                if c["weight_type"] == "int8" else "")
-    outside = (f"; attention only: the block's {c['outside_norms']} is not expressible as emha's "
-               "norm (none, pre, post, sub): apply it outside" if c["outside_norms"] else "")
+    outside = (f"; attention only: the block's {c['outside_norms']} is not part of emha's layer "
+               "(its norm is none, pre, post or sub): apply it outside" if c["outside_norms"] else "")
     assumed = "".join(f"; assumed: {a}" for a in c["assumed"])
     wrote = " and ".join(f for f in (args.header, args.blob) if f)
     return (f"emha-export: {c['family']} '{c['prefix']}' of {ck.file.name}: {dims}; positions "

@@ -54,7 +54,7 @@ def family_nn_mha(ck, p, heads):
 
 
 def family_proj(ck, p, heads):
-    out = "o_proj" if ck.has(join(p, "o_proj.weight")) else "out_proj"
+    out = next((n for n in ("o_proj", "dense") if ck.has(join(p, n + ".weight"))), "out_proj")
     return read_linear(ck, p, ["q", "k", "v", "o"], ["q_proj", "k_proj", "v_proj", out])
 
 

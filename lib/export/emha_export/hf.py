@@ -197,7 +197,7 @@ def t5_bias_prefix(prefix):
 # --------------------------------------------------------------------------------------------------
 # config.json
 
-ROPE_MODELS = {"gptj", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "phi3", "gpt_neox", "gemma",
+ROPE_MODELS = {"gptj", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "phi3", "phi", "gpt_neox", "gemma",
                "gemma2", "olmo", "starcoder2", "stablelm", "granite", "cohere", "qwen3", "qwen3_moe",
                "olmo2", "gemma3", "gemma3_text"}
 # QK-norm: per head over head_dim (Qwen3, Gemma 3: (1 + w)) or over the whole projection (OLMo-2)
@@ -208,6 +208,9 @@ T5_MODELS = {"t5", "mt5", "umt5", "switch_transformers"}
 # Sandwich norms around the attention (emha has one placement: none, pre, post or sub), and the
 # norm of a parallel block, which feeds the attention and the MLP alike
 OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parallel)",
+                 "phi": "input_layernorm (shared with the MLP: attention and MLP in parallel)",
+                 "cohere": "input_layernorm (shared with the MLP: attention and MLP in parallel)",
+                 "granite": "residual_multiplier (x + attention * residual_multiplier)",
                  "gemma2": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3_text": "input_layernorm and post_attention_layernorm (sandwich)",
@@ -219,9 +222,19 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
 # names the layout: an attention the exporter does not know (GPT-J's interleaved partial rotary,
 # StableLM's partial rotary, Granite's attention_multiplier ...) would otherwise be exported as a
 # family it only resembles, and be wrong without a word.
-KNOWN_MODEL_TYPES = {"bart", "bert", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
-                     "gpt_neox", "gptj", "llama", "mistral", "olmo2", "opt", "phi3", "qwen2", "qwen3",
-                     "roberta", "t5", "vit", "whisper"}
+KNOWN_MODEL_TYPES = {"bart", "bert", "cohere", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
+                     "gpt_neox", "gptj", "granite", "llama", "mistral", "olmo", "olmo2", "opt", "phi",
+                     "phi3", "qwen2", "qwen3", "roberta", "stablelm", "starcoder2", "t5", "vit",
+                     "whisper"}
+# A key whose non-default value (below) the module acts on in a way emha does not express.
+UNSUPPORTED_KEYS = {
+    "olmo": ("clip_qkv", lambda v: v is not None,
+             "OLMo's clamp of q, k and v to +-clip_qkv"),
+    "stablelm": ("qk_layernorm", bool, "StableLM's QK LayerNorm, with its own weights per head"),
+    "phi": ("qk_layernorm", bool, "Phi's QK LayerNorm (with bias)"),
+    "cohere": ("use_qk_norm", bool, "Cohere's QK LayerNorm, with its own weights per head"),
+    "persimmon": ("qk_layernorm", bool, "Persimmon's QK LayerNorm (with bias)"),
+}
 
 
 class HfConfig:
@@ -279,6 +292,12 @@ class HfConfig:
         if self.get("use_bidirectional_attention")[1]:
             fail(f"{self.where} use_bidirectional_attention = true: Gemma 3's bidirectional "
                  "variant (no causal mask, sliding window both ways) is not supported")
+        rule = UNSUPPORTED_KEYS.get(mt)
+        if rule is not None:
+            key, applies, what = rule
+            _, v = self.take(key)
+            if applies(v):
+                fail(f"{self.where} {key} = {v} (model_type {mt}): {what} is not supported")
         _, pe = self.get("position_embedding_type")
         if pe not in (None, "absolute"):
             fail(f"{self.where} position_embedding_type = {pe}: BERT's relative position "
@@ -322,6 +341,9 @@ class HfConfig:
                 (self.layer + 1 if by_layer else 1)
         if self.model_type in T5_MODELS:
             return f"model_type {self.model_type}: unscaled scores", 1.0
+        if self.model_type == "granite":  # scores * attention_multiplier
+            key, v = self.take("attention_multiplier")
+            return (key, float(v)) if key else ("attention_multiplier (default)", 1.0)
         key, v = self.take("query_pre_attn_scalar")
         return (key, float(v) ** -0.5) if key else (None, None)
 
@@ -345,8 +367,11 @@ class HfConfig:
     def rope_pairing(self):
         """(pairing, how the module rotates): GPT-J's rotate_every_two pairs (2i, 2i + 1), every
         other RoPE model's rotate_half pairs (i, i + rotated / 2)."""
-        return ("interleaved", "rotate_every_two") if self.model_type == "gptj" else \
-            ("half", "rotate_half")
+        if self.model_type == "gptj":
+            return "interleaved", "rotate_every_two"
+        if self.model_type == "cohere":  # its rotate_half: stack(-x[1::2], x[::2])
+            return "interleaved", "Cohere's rotate_half on (2i, 2i + 1) pairs"
+        return "half", "rotate_half"
 
     def rotary_dims(self, d_k):
         """(key, rotated dims) when config.json sets them absolutely (GPT-J's rotary_dim), else
