@@ -308,7 +308,8 @@ class HfCase(Case):
 
     def checkpoint(self, tmp):
         state = {}
-        for i, m in ((0, self.other), (self.layer, self.module)):
+        n = int(str(self.layer).rpartition(".")[2])  # --layer N or STACK.N
+        for i, m in ((0, self.other), (n, self.module)):
             state.update({f"{self.path.format(i)}.{k}": t for k, t in m.state_dict().items()})
         state.update(self.extra())
         return write_folder(tmp / self.name, self.config, state, self.fmt)
@@ -505,6 +506,64 @@ class HfCohere(HfDecoder):  # interleaved RoPE pairs, GQA, parallel block
         return hf.DecoderAttention(32, 4, 2, 10000.0, interleaved=True)
 
 
+class HfClipText(HfCase):  # CLIP's text tower: causal; config.json's text_config
+    path, d_model, causal, seq, layer = "text_model.encoder.layers.{}.self_attn", 32, True, 6, \
+        "text_model.1"
+    config = dict(model_type="clip", text_config=dict(hidden_size=32, num_attention_heads=4,
+                                                      layer_norm_eps=1e-5, num_hidden_layers=2),
+                  vision_config=dict(hidden_size=48, num_attention_heads=3, layer_norm_eps=1e-5,
+                                     num_hidden_layers=2))
+
+    def make(self):
+        return hf.EncoderAttention(32, 4, causal=True)
+
+    def extra(self):  # a vision tower beside it, which --layer text_model.1 passes by
+        return {f"vision_model.encoder.layers.1.self_attn.{k}": t
+                for k, t in hf.EncoderAttention(48, 3).state_dict().items()}
+
+
+class HfSiglipVision(HfCase):  # SigLIP's vision tower: no mask; config.json's vision_config
+    path, d_model, seq, layer = "vision_model.encoder.layers.{}.self_attn", 48, 6, "vision_model.1"
+    config = dict(model_type="siglip", text_config=dict(hidden_size=32, num_attention_heads=4),
+                  vision_config=dict(hidden_size=48, num_attention_heads=3,
+                                     layer_norm_eps=1e-6))
+
+    def make(self):
+        return hf.EncoderAttention(48, 3)
+
+
+class HfDinov2(HfCase):  # ViT's names; layer_scale and the norms outside
+    path, d_model = "encoder.layer.{}.attention", 32
+    config = dict(model_type="dinov2", hidden_size=32, num_attention_heads=4, qkv_bias=True,
+                  layerscale_value=1.0, layer_norm_eps=1e-6)
+
+    def make(self):
+        return hf.ViTAttention(32, 4)
+
+
+class HfDeit(HfCase):  # ViT's names
+    path, d_model = "deit.encoder.layer.{}.attention", 32
+    config = dict(model_type="deit", hidden_size=32, num_attention_heads=2, qkv_bias=True,
+                  layer_norm_eps=1e-12)
+
+    def make(self):
+        return hf.ViTAttention(32, 2)
+
+
+class HfWav2vec2(HfCase):  # encoder.layers.N.attention: q/k/v/out_proj, every bias, no mask
+    path, d_model = "wav2vec2.encoder.layers.{}.attention", 32
+    config = dict(model_type="wav2vec2", hidden_size=32, num_attention_heads=4,
+                  do_stable_layer_norm=False, layer_norm_eps=1e-5)
+
+    def make(self):
+        return hf.EncoderAttention(32, 4)
+
+
+class HfHubert(HfWav2vec2):
+    path = "hubert.encoder.layers.{}.attention"
+    config = dict(HfWav2vec2.config, model_type="hubert")
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -640,7 +699,9 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_t5_encoder", HfT5Encoder), ("hf_t5_decoder", HfT5Decoder), ("hf_llama31", HfLlama31),
          ("hf_qwen2_yarn", HfQwen2Yarn), ("hf_longrope", HfLongrope), ("hf_granite", HfGranite),
          ("hf_starcoder2", HfStarcoder2), ("hf_olmo", HfOlmo), ("hf_stablelm", HfStablelm),
-         ("hf_phi", HfPhi), ("hf_cohere", HfCohere)]
+         ("hf_phi", HfPhi), ("hf_cohere", HfCohere), ("hf_clip_text", HfClipText),
+         ("hf_siglip_vision", HfSiglipVision), ("hf_dinov2", HfDinov2), ("hf_deit", HfDeit),
+         ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

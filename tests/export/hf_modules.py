@@ -6,7 +6,8 @@ Eager attention, inference (no dropout); x [B, S, E] -> [B, S, E]. The files fol
 huggingface/transformers, src/transformers/models/; the commits are the ones
 ../../../shared/PRIOR-ART-HF.md read):
   BertAttention      bert/modeling_bert.py @004ad5f5 (BertSelfAttention + BertSelfOutput)
-  ViTAttention       vit/modeling_vit.py @005db820 (ViTSelfAttention + ViTSelfOutput)
+  ViTAttention       vit/modeling_vit.py @005db820 (ViTSelfAttention + ViTSelfOutput); DINOv2's and
+                     DeiT's (dinov2/modeling_dinov2.py, deit/modeling_deit.py) are ViT's, copied
   DistilBertAttention distilbert/modeling_distilbert.py @00b326f4 (MultiHeadSelfAttention)
   GPT2Attention      gpt2/modeling_gpt2.py @0010f602 (+ pytorch_utils.Conv1D)
   GPTNeoXAttention   gpt_neox/modeling_gpt_neox.py @006bd23d
@@ -105,6 +106,34 @@ class ViTAttention(nn.Module):
             torch.float32 else nn.functional.softmax(w, dim=-1)
         ctx = torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1)
         return self.output.dense(ctx)  # ViTSelfOutput: no residual, no norm
+
+
+class EncoderAttention(nn.Module):
+    """The q/k/v/out_proj attentions with every bias and scores * head_dim ** -0.5 (their
+    eager_attention_forward), no positions inside:
+      CLIPAttention      clip/modeling_clip.py (text tower: the causal mask; vision: none)
+      SiglipAttention    siglip/modeling_siglip.py (no mask in either tower)
+      Wav2Vec2Attention  wav2vec2/modeling_wav2vec2.py, HubertAttention hubert/modeling_hubert.py
+                         (BART's attention, is_causal False)"""
+
+    def __init__(self, hidden, heads, causal=False):
+        super().__init__()
+        self.heads, self.hd, self.causal = heads, hidden // heads, causal
+        for n in ("k_proj", "v_proj", "q_proj", "out_proj"):
+            setattr(self, n, nn.Linear(hidden, hidden))
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        split = lambda t: t.view(B, S, self.heads, self.hd).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.q_proj(x)), split(self.k_proj(x)), split(self.v_proj(x))
+        w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5
+        if self.causal:  # CLIP's _create_4d_causal_attention_mask: finfo.min above the diagonal
+            keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
+            w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
+                                torch.full((), finfo_min(w), dtype=w.dtype))
+        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64
+                                  else torch.float64).to(q.dtype)
+        return self.out_proj(torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1))
 
 
 class DistilBertAttention(nn.Module):

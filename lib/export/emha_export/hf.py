@@ -211,6 +211,7 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
                  "phi": "input_layernorm (shared with the MLP: attention and MLP in parallel)",
                  "cohere": "input_layernorm (shared with the MLP: attention and MLP in parallel)",
                  "granite": "residual_multiplier (x + attention * residual_multiplier)",
+                 "dinov2": "layer_scale1 (x + attention * lambda1)",
                  "gemma2": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3_text": "input_layernorm and post_attention_layernorm (sandwich)",
@@ -222,10 +223,14 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
 # names the layout: an attention the exporter does not know (GPT-J's interleaved partial rotary,
 # StableLM's partial rotary, Granite's attention_multiplier ...) would otherwise be exported as a
 # family it only resembles, and be wrong without a word.
-KNOWN_MODEL_TYPES = {"bart", "bert", "cohere", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
-                     "gpt_neox", "gptj", "granite", "llama", "mistral", "olmo", "olmo2", "opt", "phi",
-                     "phi3", "qwen2", "qwen3", "roberta", "stablelm", "starcoder2", "t5", "vit",
+KNOWN_MODEL_TYPES = {"bart", "bert", "clip", "clip_text_model", "clip_vision_model", "cohere",
+                     "deit", "dinov2", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
+                     "gpt_neox", "gptj", "granite", "hubert", "llama", "mistral", "olmo", "olmo2",
+                     "opt", "phi", "phi3", "qwen2", "qwen3", "roberta", "siglip", "siglip_text_model",
+                     "siglip_vision_model", "stablelm", "starcoder2", "t5", "vit", "wav2vec2",
                      "whisper"}
+# CLIP's text tower: a causal mask over its tokens (CLIPTextTransformer's causal_attention_mask)
+CAUSAL_TEXT_MODELS = {"clip", "clip_text_model"}
 # A key whose non-default value (below) the module acts on in a way emha does not express.
 UNSUPPORTED_KEYS = {
     "olmo": ("clip_qkv", lambda v: v is not None,
@@ -242,8 +247,11 @@ class HfConfig:
 
     def __init__(self, config, path, prefix, layer):
         self.c = config or {}
-        if isinstance(self.c.get("text_config"), dict):  # Gemma 3's multimodal config
-            self.c = dict(self.c["text_config"], model_type=self.c["text_config"].get(
+        # A multimodal config's tower: CLIP's and SigLIP's vision_model layers read vision_config,
+        # every other (Gemma 3, CLIP's and SigLIP's text_model) text_config.
+        tower = "vision_config" if "vision_model" in prefix.split(".") else "text_config"
+        if isinstance(self.c.get(tower), dict):
+            self.c = dict(self.c[tower], model_type=self.c[tower].get(
                 "model_type", self.c.get("model_type")))
         self.present = config is not None
         self.where = "config.json" if path is None else path.name
@@ -454,4 +462,6 @@ class HfConfig:
             return True
         if family == "t5":
             return "decoder" in self.prefix.split(".")
+        if self.model_type in CAUSAL_TEXT_MODELS:
+            return "vision_model" not in self.prefix.split(".")
         return bool(self.c.get("is_decoder"))
