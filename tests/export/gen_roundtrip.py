@@ -564,6 +564,23 @@ class HfHubert(HfWav2vec2):
     config = dict(HfWav2vec2.config, model_type="hubert")
 
 
+class HfBloom(HfCase):  # ALiBi, query_key_value per head, the block's input_layernorm as pre-LN
+    path, d_model, causal, seq = "transformer.h.{}", 32, True, 7
+    config = dict(model_type="bloom", hidden_size=32, n_head=4, n_layer=2,
+                  layer_norm_epsilon=1e-5, apply_residual_connection_post_layernorm=False,
+                  pretraining_tp=1, slow_but_exact=False)
+
+    def make(self):
+        return hf.BloomBlockAttention(32, 4, 1e-5)
+
+    def build(self):
+        module = super().build()
+        with torch.no_grad():  # the block's LayerNorm away from its init
+            module.input_layernorm.weight.uniform_(0.5, 1.5)
+            module.input_layernorm.bias.uniform_(-0.5, 0.5)
+        return module
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -701,7 +718,7 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_starcoder2", HfStarcoder2), ("hf_olmo", HfOlmo), ("hf_stablelm", HfStablelm),
          ("hf_phi", HfPhi), ("hf_cohere", HfCohere), ("hf_clip_text", HfClipText),
          ("hf_siglip_vision", HfSiglipVision), ("hf_dinov2", HfDinov2), ("hf_deit", HfDeit),
-         ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert)]
+         ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert), ("hf_bloom", HfBloom)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

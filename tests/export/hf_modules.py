@@ -108,6 +108,53 @@ class ViTAttention(nn.Module):
         return self.output.dense(ctx)  # ViTSelfOutput: no residual, no norm
 
 
+def bloom_alibi(heads, S):
+    """build_alibi_tensor without padding: float32 slopes (pow of a float32 base) times the key's
+    position, [heads, 1, S]."""
+    closest = 2 ** math.floor(math.log2(heads))
+    base = torch.tensor(2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
+    slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
+    if closest != heads:
+        extra = torch.tensor(2 ** (-(2 ** -(math.log2(2 * closest) - 3))), dtype=torch.float32)
+        n = min(closest, heads - closest)
+        slopes = torch.cat([slopes, torch.pow(extra, torch.arange(1, 1 + 2 * n, 2,
+                                                                   dtype=torch.int32))])
+    return slopes[:, None, None] * torch.arange(S, dtype=torch.float32)[None, None]
+
+
+class BloomBlockAttention(nn.Module):
+    """BLOOM's block up to its attention's residual: x + BloomAttention(input_layernorm(x))
+    (bloom/modeling_bloom.py @0078a6cd, BloomBlock with apply_residual_connection_post_layernorm
+    false; inv_norm_factor 1 / sqrt(head_dim) and beta 1 as the later releases, whose
+    layer_number factors cancel in exact arithmetic): query_key_value rows [H][q|k|v][hd],
+    baddbmm(alibi, q, k^T, beta=1, alpha=1/sqrt(hd)), the causal mask finfo.min, softmax in
+    float32, dense, + x. The weights live under self_attention and input_layernorm."""
+
+    def __init__(self, hidden, heads, eps):
+        super().__init__()
+        self.heads, self.hd = heads, hidden // heads
+        self.input_layernorm = nn.LayerNorm(hidden, eps=eps)
+        self.self_attention = sub(query_key_value=nn.Linear(hidden, 3 * hidden),
+                                  dense=nn.Linear(hidden, hidden))
+
+    def forward(self, x):
+        B, S, D = x.shape
+        h = self.input_layernorm(x)
+        fused = self.self_attention.query_key_value(h).reshape(B, S, self.heads, 3 * self.hd)
+        q, k, v = (t.transpose(1, 2).reshape(B * self.heads, S, self.hd)
+                   for t in torch.split(fused, self.hd, dim=-1))
+        alibi = bloom_alibi(self.heads, S).to(x.dtype).repeat(B, 1, 1)
+        scores = torch.baddbmm(alibi, q, k.transpose(1, 2), beta=1.0, alpha=1.0 / math.sqrt(self.hd))
+        scores = scores.view(B, self.heads, S, S)
+        blocked = torch.ones(S, S, dtype=torch.bool).triu(1)
+        scores = torch.masked_fill(scores, blocked, torch.finfo(scores.dtype).min)
+        probs = nn.functional.softmax(scores, dim=-1, dtype=torch.float32 if x.dtype != torch.float64
+                                      else torch.float64).to(x.dtype)
+        ctx = torch.bmm(probs.view(B * self.heads, S, S), v).view(B, self.heads, S, self.hd)
+        ctx = ctx.permute(0, 2, 1, 3).reshape(B, S, D)
+        return x + self.self_attention.dense(ctx)
+
+
 class EncoderAttention(nn.Module):
     """The q/k/v/out_proj attentions with every bias and scores * head_dim ** -0.5 (their
     eager_attention_forward), no positions inside:

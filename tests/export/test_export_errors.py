@@ -180,7 +180,9 @@ def hf_cases():
             ("olmo", "clip_qkv", 8.0, "OLMo's clamp of q, k and v"),
             ("stablelm", "qk_layernorm", True, "StableLM's QK LayerNorm"),
             ("phi", "qk_layernorm", True, "Phi's QK LayerNorm"),
-            ("cohere", "use_qk_norm", True, "Cohere's QK LayerNorm")):
+            ("cohere", "use_qk_norm", True, "Cohere's QK LayerNorm"),
+            ("bloom", "apply_residual_connection_post_layernorm", True,
+             "BLOOM's residual from the input_layernorm's output")):
         cases.append((f"{model_type}'s {key} refused by name",
                       llama_folder(model_type=model_type, **{key: value}), layer,
                       [f"{key} = {value} (model_type {model_type})", what, "not supported"]))

@@ -153,6 +153,7 @@ def load_checkpoint(path, allow_pickle, config_path=None):
 LAYER_PATHS = (r"layers\.{n}\.self_attn",        # Llama, Mistral, Qwen2/3, Gemma 3, OLMo-2, Phi-3, BART
                r"layer\.{n}\.attention",         # BERT, RoBERTa, ELECTRA, ViT, DistilBERT
                r"h\.{n}\.attn",                  # GPT-2
+               r"h\.{n}\.self_attention",        # BLOOM
                r"layers\.{n}\.attention",        # GPT-NeoX / Pythia
                r"block\.{n}\.layer\.0\.SelfAttention")  # T5 (encoder and decoder stacks)
 
@@ -224,11 +225,14 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
 # StableLM's partial rotary, Granite's attention_multiplier ...) would otherwise be exported as a
 # family it only resembles, and be wrong without a word.
 KNOWN_MODEL_TYPES = {"bart", "bert", "clip", "clip_text_model", "clip_vision_model", "cohere",
-                     "deit", "dinov2", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
+                     "bloom", "deit", "dinov2", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
                      "gpt_neox", "gptj", "granite", "hubert", "llama", "mistral", "olmo", "olmo2",
                      "opt", "phi", "phi3", "qwen2", "qwen3", "roberta", "siglip", "siglip_text_model",
                      "siglip_vision_model", "stablelm", "starcoder2", "t5", "vit", "wav2vec2",
                      "whisper"}
+# ALiBi inside the attention (BLOOM's build_alibi_tensor: the paper's slopes times the key's
+# position, which softmax sees as emha's -slope * (query - key) under the causal mask)
+ALIBI_MODELS = {"bloom"}
 # CLIP's text tower: a causal mask over its tokens (CLIPTextTransformer's causal_attention_mask)
 CAUSAL_TEXT_MODELS = {"clip", "clip_text_model"}
 # A key whose non-default value (below) the module acts on in a way emha does not express.
@@ -239,6 +243,8 @@ UNSUPPORTED_KEYS = {
     "phi": ("qk_layernorm", bool, "Phi's QK LayerNorm (with bias)"),
     "cohere": ("use_qk_norm", bool, "Cohere's QK LayerNorm, with its own weights per head"),
     "persimmon": ("qk_layernorm", bool, "Persimmon's QK LayerNorm (with bias)"),
+    "bloom": ("apply_residual_connection_post_layernorm", bool,
+              "BLOOM's residual from the input_layernorm's output (not the block's input)"),
 }
 
 
@@ -370,7 +376,14 @@ class HfConfig:
         return self.take("num_key_value_heads", "num_kv_heads")
 
     def uses_rope(self, family):
+        if self.model_type in ALIBI_MODELS:
+            return False
         return family in ("neox", "phi3") or (family == "proj" and self.model_type in ROPE_MODELS)
+
+    def position(self, family):
+        """The position the model_type implies: rope, alibi (BLOOM) or none."""
+        return "alibi" if self.model_type in ALIBI_MODELS else \
+            "rope" if self.uses_rope(family) else "none"
 
     def rope_pairing(self):
         """(pairing, how the module rotates): GPT-J's rotate_every_two pairs (2i, 2i + 1), every

@@ -202,7 +202,7 @@ def resolve_rope_and_window(args, hf, family, d_k):
     the family's own RoPE), each agreeing with a flag given."""
     where = hf.where
     if hf.present and family != "t5":
-        implied = "rope" if hf.uses_rope(family) else "none"
+        implied = hf.position(family)
         args.position = agree(args.position, implied, ("--position", f"{where} model_type "
                                                        f"{hf.model_type} ({implied})"))
         if implied == "rope":
@@ -281,6 +281,23 @@ def resolve_position(ck, args, p, module, d, heads, d_k):
         if args.sliding_window:
             fail("--position xpos has no --sliding-window (torchscale's xPos centres every position)")
     return position, rope_dims, scale_base
+
+
+def bloom_block_norm(args, hf, p):
+    """BLOOM's attention adds the block's input to its output (BloomAttention's residual): the
+    attention half of the block, x + attention(input_layernorm(x)), is emha's pre-LN layer with
+    the block's input_layernorm (a LayerNorm, eps layer_norm_epsilon)."""
+    where, ln = hf.where, join(p.rpartition(".")[0], "input_layernorm")
+    what = f"{where} model_type bloom (x + attention(input_layernorm(x)))"
+    args.norm = agree(args.norm, "pre", ("--norm", what))
+    args.norm_prefix = agree(args.norm_prefix, ln, ("--norm-prefix", what))
+    args.norm_kind = agree(args.norm_kind, "layer_norm", ("--norm-kind", what))
+    key, eps = hf.take("layer_norm_epsilon")
+    if eps is None and args.norm_eps is None:
+        eps = 1e-5
+        args.assumed.append(f"norm eps 1e-5 ({where} has no layer_norm_epsilon: BloomConfig's "
+                            "default; --norm-eps sets it)")
+    args.norm_eps = agree(args.norm_eps, eps, ("--norm-eps", f"{where} {key}"))
 
 
 def resolve_norm_eps(args, hf, family, p):
@@ -394,6 +411,8 @@ def build_layer(ck, args):
         fail("--position relative_bias is T5's (q/k/v/o with relative_attention_bias); "
              f"'{p}' is family {family}")
     resolve_rope_and_window(args, hf, family, d_k)
+    if hf.present and hf.model_type == "bloom":
+        bloom_block_norm(args, hf, p)
     norm_eps = resolve_norm_eps(args, hf, family, p)
     position, rope_dims, scale_base = resolve_position(ck, args, p, module, d, heads, d_k)
     if position == "xpos" and scale_base is None:
