@@ -581,6 +581,21 @@ class HfBloom(HfCase):  # ALiBi, query_key_value per head, the block's input_lay
         return module
 
 
+class HfGemma2(HfCase):  # layer 2: even, so sliding (window 4); a soft cap of 2 bites at these scores
+    path, d_model, causal, seq, layer = "model.layers.{}.self_attn", 24, True, 7, 2
+    config = dict(model_type="gemma2", hidden_size=24, num_attention_heads=2, num_key_value_heads=1,
+                  head_dim=16, query_pre_attn_scalar=12, rope_theta=10000.0, sliding_window=4,
+                  attn_logit_softcapping=2.0, final_logit_softcapping=30.0, rms_norm_eps=1e-6,
+                  attention_bias=False, num_hidden_layers=3, max_position_embeddings=64)
+
+    def make(self):
+        return hf.Gemma2Attention(24, 2, 1, 16, 12, 10000.0, 2.0, 4)
+
+    def extra(self):  # the sandwich norms: outside the attention, not exported
+        return {f"model.layers.2.{n}.weight": torch.rand(24) - 0.5
+                for n in ("input_layernorm", "post_attention_layernorm")}
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -718,7 +733,8 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_starcoder2", HfStarcoder2), ("hf_olmo", HfOlmo), ("hf_stablelm", HfStablelm),
          ("hf_phi", HfPhi), ("hf_cohere", HfCohere), ("hf_clip_text", HfClipText),
          ("hf_siglip_vision", HfSiglipVision), ("hf_dinov2", HfDinov2), ("hf_deit", HfDeit),
-         ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert), ("hf_bloom", HfBloom)]
+         ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert), ("hf_bloom", HfBloom),
+         ("hf_gemma2", HfGemma2)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

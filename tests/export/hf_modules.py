@@ -522,6 +522,47 @@ def eager_scaled(q, k, v, heads, kv_heads, scaling, window):
     return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
 
 
+class Gemma2Attention(nn.Module):
+    """gemma2/modeling_gemma2.py (Gemma2Attention + its eager_attention_forward, the same from 4.44
+    to 5.x):
+    q/k/v/o_proj without bias, head_dim apart from hidden / heads, full-head rotate_half RoPE,
+    scores * query_pre_attn_scalar ** -0.5, then softcap: scores / cap, tanh, * cap, then the
+    causal mask (and on even layers the sliding window), softmax in float32."""
+
+    def __init__(self, hidden, heads, kv_heads, head_dim, query_pre_attn_scalar, rope_theta,
+                 softcap, window):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, head_dim
+        self.theta, self.window, self.softcap = rope_theta, window, softcap
+        self.scaling = query_pre_attn_scalar ** -0.5
+        self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        shape = lambda t: t.view(B, S, -1, self.hd).transpose(1, 2)  # noqa: E731
+        q, k, v = shape(self.q_proj(x)), shape(self.k_proj(x)), shape(self.v_proj(x))
+        q, k = rope_apply(q, k, self.theta, self.hd, S, x.dtype)
+        n_rep = self.heads // self.kv_heads
+        k = k[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S, self.hd)
+        v = v[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S, self.hd)
+        w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+        w = w / self.softcap
+        w = torch.tanh(w)
+        w = w * self.softcap
+        qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
+        keep = ki <= qi
+        if self.window:
+            keep &= ki > qi - self.window
+        w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
+                            torch.full((), finfo_min(w), dtype=w.dtype))
+        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
+                                  torch.float64).to(q.dtype)
+        return self.o_proj(torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1))
+
+
 class Qwen3Attention(nn.Module):
     def __init__(self, hidden, heads, kv_heads, head_dim, rope_theta, eps, window=0):
         super().__init__()

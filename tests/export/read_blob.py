@@ -32,21 +32,24 @@ def read_blob(data):
     assert h["total_bytes"] == len(data), (h["total_bytes"], len(data))
     crc = zlib.crc32(data[16:]) & 0xFFFFFFFF
     assert h["crc32"] == crc, f"crc32 {h['crc32']:#010x}, the bytes give {crc:#010x}"
-    assert h["header_bytes"] == HEADER_BYTES and h["dtype"] == 1 and h["layout"] == 0, h
+    header = 176 if h["version"] == 5 else HEADER_BYTES
+    assert h["header_bytes"] == header and h["dtype"] == 1 and h["layout"] == 0, h
     h["weight_type"] = struct.unpack_from("<I", data, 140)[0] if h["version"] >= 3 else 0
-    # version 5: arithmetic 0 and rounding 0 at 144 and 148, the RoPE scaling at 152 and 156
-    h["rope_scaling"], h["rope_scaling_crc"] = struct.unpack_from("<2I", data, 152) \
-        if h["version"] == 5 else (0, 0)
-    reserved = {2: 140, 3: 144, 5: 152}[h["version"]]
-    assert data[reserved:(152 if h["version"] == 5 else HEADER_BYTES)] == \
-        bytes((152 if h["version"] == 5 else HEADER_BYTES) - reserved), \
+    # version 5: arithmetic 0 and rounding 0 at 144 and 148, the RoPE scaling at 152 and 156, the
+    # soft cap at 160, zeros to 176
+    h["rope_scaling"], h["rope_scaling_crc"], h["softcap"] = struct.unpack_from("<2If", data, 152) \
+        if h["version"] == 5 else (0, 0, 0.0)
+    reserved = {2: 140, 3: 144, 5: 164}[h["version"]]
+    assert data[reserved:header] == bytes(header - reserved), \
         f"reserved bytes from {reserved} are not zero"
+    if h["version"] == 5:
+        assert data[144:152] == bytes(8), "version 5: arithmetic and rounding are not zero"
     assert h["weight_type"] in (0, 1), f"weight_type {h['weight_type']}"
     if h["version"] == 3:  # the exporter writes version 2 for float weights
         assert h["weight_type"] == 1, "a version 3 blob of float weights"
-    if h["version"] == 5:  # written only for a scaled RoPE
-        assert h["position"] == 1 and h["rope_scaling"] in range(1, 6), \
-            f"version 5 without a RoPE scaling: position {h['position']}, {h['rope_scaling']}"
+    if h["version"] == 5:  # written only for a scaled RoPE or a soft cap
+        assert h["softcap"] > 0 or (h["position"] == 1 and h["rope_scaling"] in range(1, 6)), \
+            f"version 5 without a RoPE scaling or soft cap: position {h['position']}, {h['rope_scaling']}"
     assert h["head_dim"] > 0, "head_dim 0 (the writer resolves it)"
     if h["qk_norm"] == 0:
         assert h["qk_norm_unit_offset"] == 0 and h["qk_norm_eps"] == 0, h
@@ -54,10 +57,10 @@ def read_blob(data):
         assert h["relative_buckets"] == h["relative_max_distance"] == 0, h
     tensors, last = {}, 0
     for i in range(h["tensor_count"]):
-        tid, rows, cols, offset = struct.unpack_from("<4I", data, HEADER_BYTES + 16 * i)
+        tid, rows, cols, offset = struct.unpack_from("<4I", data, header + 16 * i)
         assert tid > last, f"table entry {i}: id {tid} after {last} (ids ascend, no repeats)"
         assert offset % 64 == 0, f"tensor {tid} at offset {offset}: not a multiple of 64"
-        assert offset >= HEADER_BYTES + 16 * h["tensor_count"], f"tensor {tid} overlaps the table"
+        assert offset >= header + 16 * h["tensor_count"], f"tensor {tid} overlaps the table"
         int8 = tid in INT8_IDS
         if tid in INT8_IDS or tid in SCALE_IDS:
             assert h["weight_type"] == 1, f"tensor {tid}: an int8 id in a blob of float weights"

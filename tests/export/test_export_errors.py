@@ -257,9 +257,10 @@ def feature_cases(layer):
     gemma = dict(model_type="gemma3_text", head_dim=8, query_pre_attn_scalar=8,
                  rope_local_base_freq=10000.0, sliding_window=4,
                  layer_types=["full_attention", "sliding_attention"], rms_norm_eps=1e-6)
-    cases.append(("attn_logit_softcapping refused by name",
-                  qwen3_folder(**dict(gemma, attn_logit_softcapping=50.0)), layer,
-                  ["attn_logit_softcapping = 50.0", "soft-capping", "not supported"]))
+    cases.append(("attn_logit_softcapping outside Gemma refused by name",
+                  llama_folder(attn_logit_softcapping=50.0), layer,
+                  ["attn_logit_softcapping = 50.0 with model_type llama",
+                   "only Gemma 2's and Gemma 3's attention read it"]))
     cases.append(("Gemma 3's bidirectional attention refused by name",
                   qwen3_folder(**dict(gemma, use_bidirectional_attention=True)), layer,
                   ["use_bidirectional_attention", "not supported"]))

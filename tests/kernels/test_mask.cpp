@@ -2,9 +2,10 @@
 // Mask kernels against their scalar references, bit for bit (masking writes -inf or adds one
 // float), on the host and the firmware: every tail length, query offsets of both signs, windows,
 // valid lengths, key flags, ALiBi distances, boolean and additive masks with broadcast rows; and
-// the causal definition with a query offset. Static buffers. The other definitions and
+// the causal definition with a query offset; soft-capping against float64. Static buffers. The other definitions and
 // mask_attend_f32 are test_mask_host.cpp's.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -101,4 +102,35 @@ EMHA_TEST_CASE("mask definitions: causal with a query offset (3 new queries afte
   emha::mask_causal_f32(3, 5, 2, g_s, 5);
   const float want[15] = {1, 1, 1, ninf, ninf, 1, 1, 1, 1, ninf, 1, 1, 1, 1, 1};
   for (int i = 0; i < 15; ++i) EMHA_CHECK(g_s[i] == want[i]);
+}
+
+// Soft-capping: cap * tanh(s / cap) against float64 over scores from far below to far above the
+// cap (rows 0-2) and small ones (row 3: both sides of the polynomial's |y| = 0.5); the division,
+// tanh's few ulp and the product: |error| <= 6 u |cap tanh(s / cap)|, and an infinite score
+// stays the cap's sign (a masked -inf added later still masks). Strided rows.
+EMHA_TEST_CASE("mask_softcap_f32 follows cap * tanh(s / cap) in float64") {
+  constexpr std::size_t rows = 4, cols = 41, lds = 43;
+  for (const float cap : {2.0f, 30.0f, 50.0f}) {
+    for (std::size_t i = 0; i < rows * lds; ++i)
+      g_s[i] = float(double(i % lds) - 20.0) * cap / 4.0f * float(i / lds + 1) / 2.0f;
+    for (std::size_t j = 0; j < lds; ++j) g_s[3 * lds + j] = (float(j) - 21.0f) * cap / 32.0f + cap / 1000.0f;
+    g_s[lds + 1] = emha::mask_neg_inf;
+    std::memcpy(g_r, g_s, rows * lds * sizeof(float));
+    emha::mask_softcap_f32(rows, cols, cap, g_s, lds);
+    double worst = 0;
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < lds; ++j) {
+        const std::size_t i = r * lds + j;
+        if (j >= cols) {
+          EMHA_CHECK(g_s[i] == g_r[i]);  // past cols: untouched
+          continue;
+        }
+        const double want = double(cap) * std::tanh(double(g_r[i]) / double(cap));
+        const double err = std::fabs(double(g_s[i]) - want) / std::fabs(want) / emha::test::u32;
+        worst = err > worst ? err : worst;
+      }
+    EMHA_MESSAGE("mask_softcap_f32, cap " << cap << ": max relative error " << worst << " u");
+    EMHA_CHECK(worst <= 6);
+    EMHA_CHECK(g_s[lds + 1] == -cap);
+  }
 }

@@ -47,10 +47,11 @@ use_sliding_window / max_window_layers), the score scale (Gemma's query_pre_attn
 T5's 1; GPT-2's scale_attn_weights = false and scale_attn_by_inverse_layer_idx), QK-norm (Qwen3,
 Gemma 3: per head, Gemma's (1 + w); OLMo-2: over the whole projection; eps rms_norm_eps) and the
 norms' eps (layer_norm_eps, layer_norm_epsilon) come from it; a flag that disagrees is an error
-naming both values. RoPE scaling (rope_scaling / rope_parameters: linear, dynamic, yarn, longrope,
+naming both values. Gemma 2's and Gemma 3's attn_logit_softcapping becomes
+attn_logit_softcapping (Gemma 2's even layers slide). RoPE scaling (rope_scaling / rope_parameters: linear, dynamic, yarn, longrope,
 llama3) as transformers computes it; dynamic and longrope only for --max-seq up to their original
 length (past it transformers' angles depend on each call's length), any other rope_type or key
-refused by name. Refused by name: attn_logit_softcapping, Gemma 3's
+refused by name. Refused by name: attn_logit_softcapping outside Gemma, Gemma 3's
 use_bidirectional_attention, LongT5, BERT's relative position embeddings. Gemma's sandwich norms
 and OLMo-2's norm of the attention output are not one of emha's placements: the attention alone is
 exported, and the line says so. On success one line on stdout says the family, prefix, dims
@@ -245,6 +246,8 @@ def summary(cfg, ck, args):
         pos += f", sliding window {c['sliding_window']}"
     scale = (f"scale {c['scale']:.9g}" + (f" ({c['scale_from']})" if c["scale_from"] else "")
              if c["scale"] else "scale 1/sqrt(head_dim)")
+    if c.get("softcap"):
+        scale += f", soft cap {c['softcap']:g} ({c['softcap_from']}: cap * tanh(s / cap))"
     qk = "none" if c["qk_norm"] == "none" else \
         (f"{c['qk_norm']} rms_norm eps {c['qk_norm_eps']:g}"
          + (" x_hat * (1 + w)" if c["qk_norm_unit_offset"] else ""))

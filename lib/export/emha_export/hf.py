@@ -221,15 +221,17 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
 
 # The model_types whose attention the exporter reproduces from config.json and the tensors alone,
 # each checked against its transformers module. Any other is refused by name unless --family
-# names the layout: an attention the exporter does not know (GPT-J's interleaved partial rotary,
-# StableLM's partial rotary, Granite's attention_multiplier ...) would otherwise be exported as a
-# family it only resembles, and be wrong without a word.
-KNOWN_MODEL_TYPES = {"bart", "bert", "clip", "clip_text_model", "clip_vision_model", "cohere",
-                     "bloom", "deit", "dinov2", "distilbert", "gemma", "gemma3", "gemma3_text", "gpt2",
-                     "gpt_neox", "gptj", "granite", "hubert", "llama", "mistral", "olmo", "olmo2",
-                     "opt", "phi", "phi3", "qwen2", "qwen3", "roberta", "siglip", "siglip_text_model",
-                     "siglip_vision_model", "stablelm", "starcoder2", "t5", "vit", "wav2vec2",
-                     "whisper"}
+# names the layout: an attention the exporter does not know (MiniCPM's scales, Falcon's fused
+# multi-query ...) would otherwise be exported as a family it only resembles, and be wrong without
+# a word.
+KNOWN_MODEL_TYPES = {"bart", "bert", "bloom", "clip", "clip_text_model", "clip_vision_model",
+                     "cohere", "deit", "dinov2", "distilbert", "gemma", "gemma2", "gemma3",
+                     "gemma3_text", "gpt2", "gpt_neox", "gptj", "granite", "hubert", "llama",
+                     "mistral", "olmo", "olmo2", "opt", "phi", "phi3", "qwen2", "qwen3", "roberta",
+                     "siglip", "siglip_text_model", "siglip_vision_model", "stablelm", "starcoder2",
+                     "t5", "vit", "wav2vec2", "whisper"}
+# Attention logit soft-capping (attn_logit_softcapping): Gemma 2's and Gemma 3's attention
+SOFTCAP_MODELS = {"gemma2", "gemma3", "gemma3_text"}
 # ALiBi inside the attention (BLOOM's build_alibi_tensor: the paper's slopes times the key's
 # position, which softmax sees as emha's -slope * (query - key) under the causal mask)
 ALIBI_MODELS = {"bloom"}
@@ -297,9 +299,9 @@ class HfConfig:
             fail(f"{self.where} model_type longt5: LongT5's local / transient-global attention is "
                  "not supported (T5's full attention with relative_attention_bias is)")
         _, v = self.get("attn_logit_softcapping")
-        if v is not None:
-            fail(f"{self.where} attn_logit_softcapping = {v}: logit soft-capping "
-                 "(tanh(s / c) * c on the scores) is not supported")
+        if v is not None and mt not in SOFTCAP_MODELS:
+            fail(f"{self.where} attn_logit_softcapping = {v} with model_type {mt}: only Gemma 2's "
+                 "and Gemma 3's attention read it (cap * tanh(s / cap) on the scores)")
         if self.get("query_pre_attn_scalar")[0] is not None and mt not in GEMMA_MODELS:
             fail(f"{self.where} query_pre_attn_scalar with model_type {mt}: only Gemma's "
                  "scaling = query_pre_attn_scalar ** -0.5 is known to the exporter")
@@ -360,6 +362,13 @@ class HfConfig:
             return (key, float(v)) if key else ("attention_multiplier (default)", 1.0)
         key, v = self.take("query_pre_attn_scalar")
         return (key, float(v) ** -0.5) if key else (None, None)
+
+    def softcap(self):
+        """(key, cap) of attn_logit_softcapping where the model_type reads it, else (None, 0)."""
+        if self.model_type not in SOFTCAP_MODELS:
+            return None, 0.0
+        key, v = self.take("attn_logit_softcapping")
+        return (key, float(v)) if v is not None else (None, 0.0)
 
     def relative_bias(self):
         """T5: (num_buckets, max_distance, bidirectional = encoder)."""
@@ -439,6 +448,8 @@ class HfConfig:
         _, pattern = self.get("sliding_window_pattern")
         if isinstance(pattern, int) and pattern > 0 and self.layer is not None:
             return (self.layer + 1) % pattern != 0
+        if self.model_type == "gemma2" and self.layer is not None:  # even layers slide
+            return self.layer % 2 == 0
         return None
 
     def rotary_fraction(self):
@@ -452,7 +463,8 @@ class HfConfig:
         sliding = self.is_sliding()
         if sliding is not None:
             self.used.append(f"{key}[{self.layer}]" if isinstance(types, list)
-                             else "sliding_window_pattern")
+                             else "sliding_window_pattern" if self.get("sliding_window_pattern")[0]
+                             else f"model_type gemma2 (layer {self.layer}: even layers slide)")
             if not sliding:
                 return None, 0
         elif self.get("use_sliding_window")[0] is not None:

@@ -445,6 +445,9 @@ def build_layer(ck, args):
                outside_norms=hf.outside_norms() if hf.present else None,
                given_scales=scales, assumed=list(args.assumed))
     check_sizes(cfg, args)
+    cfg["softcap_from"], cfg["softcap"] = hf.softcap() if hf.present else (None, 0.0)
+    if cfg["softcap"] < 0:
+        fail(f"{where} attn_logit_softcapping = {cfg['softcap']} must not be negative")
     cfg["rope_scaling"] = None
     if position == "rope" and hf.present:
         key, scaling = hf.rope_scaling()

@@ -139,6 +139,8 @@ def reference_forward(cfg, tensors, x, causal):
     k, v = k.repeat_interleave(h // kvh, 0), v.repeat_interleave(h // kvh, 0)
     scale = float(cfg["scale"]) if cfg["scale"] else d_k ** -0.5
     scores = (q @ k.transpose(1, 2)) * scale  # [h, n, n]
+    if cfg.get("softcap"):  # Gemma 2: cap * tanh(s / cap), before biases and masks
+        scores = torch.tanh(scores / cfg["softcap"]) * cfg["softcap"]
     pos = torch.arange(n)
     behind = pos[:, None] - pos[None, :]  # query i minus key j
     if cfg["position"] == "alibi":

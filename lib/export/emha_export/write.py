@@ -30,8 +30,9 @@ BLOB_ID = dict(in_proj_weight=1, q_proj_weight=2, k_proj_weight=3, v_proj_weight
                out_proj_weight_scale=28)
 WEIGHT_TYPE = {"f32": 0, "int8": 1}
 BLOB_VERSION = {"f32": 2, "int8": 3}  # float weights stay readable by version 2's loaders;
-# a scaled RoPE writes version 5 (version 3 and the scaling), which older builds refuse
+# a scaled RoPE or a soft cap writes version 5 (version 3 and those), which older builds refuse
 HEADER_BYTES = 160
+HEADER_BYTES_V5 = 176  # version 5: the RoPE scaling and the soft cap from 152
 
 
 # --------------------------------------------------------------------------------------------------
@@ -47,20 +48,23 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
                      for k, t in tensors.items())
     table = bytearray()
     body = bytearray()
-    offset = align(HEADER_BYTES + 16 * len(entries))
+    position = cfg["position"]
+    scaling = cfg.get("rope_scaling") if position == "rope" else None
+    softcap = cfg.get("softcap") or 0.0
+    v5 = bool(scaling or softcap)  # older builds refuse either (bad_version)
+    header_bytes = HEADER_BYTES_V5 if v5 else HEADER_BYTES
+    offset = align(header_bytes + 16 * len(entries))
     for tid, arr in entries:
         rows, cols = (arr.shape[0], 1) if arr.ndim == 1 else arr.shape
         table += struct.pack("<4I", tid, rows, cols, offset)
         data = arr.tobytes()
         body += data + bytes(align(len(data)) - len(data))
         offset += align(len(data))
-    position = cfg["position"]
     normed = cfg["norm"] != "none"
     bias_bits = sum(1 << i for i, r in enumerate("qkvo") if cfg["bias"][r])
-    scaling = cfg.get("rope_scaling") if position == "rope" else None
-    version = 5 if scaling else BLOB_VERSION[cfg["weight_type"]]  # older builds refuse scaling
+    version = 5 if v5 else BLOB_VERSION[cfg["weight_type"]]
     head = struct.pack(
-        "<4s25I", b"EMHA", version, offset, 0, HEADER_BYTES, 1, 0, cfg["d_model"], cfg["heads"], cfg["kv_heads"],
+        "<4s25I", b"EMHA", version, offset, 0, header_bytes, 1, 0, cfg["d_model"], cfg["heads"], cfg["kv_heads"],
         cfg["kdim"], cfg["vdim"], bias_bits, POSITION[position],
         PAIRING[cfg["rope_pairing"]] if position == "rope" else 0, cfg["rope_dims"], 0, 0,
         cfg["sliding_window"], NORM[cfg["norm"]], NORM_KIND[cfg["norm_kind"]] if normed else 0, 0,
@@ -80,11 +84,12 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
         HEAD_SPLIT[cfg["head_split"]], cfg["relative_buckets"] if relative else 0,
         cfg["relative_max_distance"] if relative else 0,
         int(cfg["relative_bidirectional"]) if relative else 0)
-    if cfg["weight_type"] != "f32" or scaling:
+    if cfg["weight_type"] != "f32" or v5:
         head += struct.pack("<I", WEIGHT_TYPE[cfg["weight_type"]])
-    if scaling:  # 144 arithmetic f32, 148 rounding, 152 the scaling's type and its CRC
-        head += struct.pack("<4I", 0, 0, rs.TYPES[scaling["type"]], rs.crc(scaling, cfg["rope_dims"]))
-    blob = head + bytes(HEADER_BYTES - len(head)) + table
+    if v5:  # 144 arithmetic f32, 148 rounding, 152 the scaling's type and its CRC, 160 the cap
+        head += struct.pack("<4If", 0, 0, rs.TYPES[scaling["type"]] if scaling else 0,
+                            rs.crc(scaling, cfg["rope_dims"]) if scaling else 0, softcap)
+    blob = head + bytes(header_bytes - len(head)) + table
     blob += bytes(align(len(blob)) - len(blob)) + body
     assert len(blob) == offset
     struct.pack_into("<I", blob, 12, zlib.crc32(bytes(blob[16:])) & 0xFFFFFFFF)
@@ -183,6 +188,9 @@ def header_text(cfg, tensors, name, section, ref, source):
          if c.get("rope_scaling") and c["position"] == "rope" else []) + [
         f"  static constexpr float xpos_scale_base = {hex_float(c['xpos_scale_base'])};",
         f"  static constexpr std::size_t sliding_window = {c['sliding_window']};",
+    ] + ([f"  static constexpr float attn_logit_softcapping = {hex_float(c['softcap'])};"]
+         if c.get("softcap") else []) + [
+
         f"  static constexpr emha::NormPlacement norm = emha::NormPlacement::{c['norm']};",
         f"  static constexpr emha::NormKind norm_kind = emha::NormKind::{c['norm_kind']};",
         f"  static constexpr float norm_eps = {hex_float(c['norm_eps'])};",

@@ -159,7 +159,8 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
 }
 
 // Every term of (batch b, head h) on the scaled score block of queries [q0, q0 + rows) and keys
-// [k0, k0 + cols), stored s[rows x cols] with row stride lds: ALiBi's or T5's bias, the masks (the
+// [k0, k0 + cols), stored s[rows x cols] with row stride lds: the soft cap (Gemma 2's
+// cap * tanh(s / cap), on the scaled scores first), ALiBi's or T5's bias, the masks (the
 // sliding window's lower edge among them, at the queries' positions), then the
 // score bias (torchscale adds rel_pos after its masks). Out of line: its locals stay off the
 // frames of the paths that call it, which hold the GEMMs below them (Cortex-M stack).
@@ -168,6 +169,7 @@ inline std::size_t causal_diagonal(const AttentionMasks& m, const AttentionShape
                         std::size_t rows, std::size_t cols, const HeadInputs& in, float* s,
                         std::size_t lds) noexcept {
   const std::ptrdiff_t positions = std::ptrdiff_t(in.q_pos + q0) - std::ptrdiff_t(k0);  // query 0 - key 0
+  if (d.softcap != 0.0f) mask_softcap_f32(rows, cols, d.softcap, s, lds);  // Gemma 2: before the rest
   if (in.alibi_slope != 0.0f) mask_alibi_f32(rows, cols, positions, in.alibi_slope, s, lds);
   if (in.relative) mask_relative_bias_f32(rows, cols, positions, *in.relative, h, s, lds);
   if (m.causal)

@@ -32,7 +32,7 @@ enum BlobField : std::size_t {
   f_ref_causal = 100, f_head_dim = 104, f_scale = 108, f_qk_norm = 112, f_qk_unit_offset = 116,
   f_qk_norm_eps = 120, f_head_split = 124, f_rel_buckets = 128, f_rel_max_distance = 132,
   f_rel_bidirectional = 136, f_weight_type = 140, f_arithmetic = 144, f_rounding = 148, f_rope_scaling = 152,
-  f_rope_scaling_crc = 156,
+  f_rope_scaling_crc = 156, f_softcap = 160,
 };
 
 // Header bytes of a version load_weights() reads (0: none).

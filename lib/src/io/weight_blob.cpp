@@ -112,7 +112,8 @@ bool same_config(const MhaDims& d, const unsigned char* p) noexcept {
   if (d.norm != NormPlacement::none)
     same = same && u32_at(p + f_norm_kind) == std::uint32_t(d.norm_kind) &&
            f32_at(p + f_norm_eps) == d.norm_eps && u32_at(p + f_norm_affine) == std::uint32_t(d.norm_affine);
-  return same && same_v2_fields(d, p, u32_at(p + f_version));
+  const float softcap = u32_at(p + f_version) >= 5 ? f32_at(p + f_softcap) : 0.0f;
+  return same && softcap == d.softcap && same_v2_fields(d, p, u32_at(p + f_version));
 }
 
 // The [rows, cols] a Config needs of tensor `id`; {0, 0} for one it does not use or an unknown id.
@@ -224,7 +225,8 @@ bool scales_valid(const float* s, std::size_t n) noexcept {
 }  // namespace
 
 std::size_t blob_header_bytes_of(std::uint32_t version) noexcept {
-  return version >= 2 && version <= blob_version ? blob_header_bytes : version == 1 ? blob_header_bytes_v1 : 0;
+  if (version == 5) return blob_header_bytes_v5;
+  return version >= 2 && version < 5 ? blob_header_bytes : version == 1 ? blob_header_bytes_v1 : 0;
 }
 
 Status check_blob_frame(Span<const unsigned char> blob, std::size_t& total) noexcept {

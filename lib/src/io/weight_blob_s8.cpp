@@ -79,8 +79,8 @@ Status load_weight_blob_s8(const MhaDims& d, Rounding rounding, Span<const unsig
   std::size_t total = 0;
   EMHA_TRY(check_blob_frame(blob, total));
   const unsigned char* p = blob.data;
-  if (u32_at(p + f_version) < 4 || u32_at(p + f_arithmetic) != std::uint32_t(Arithmetic::s8))
-    return Status::weight_type_mismatch;  // a float layer's blob
+  if (u32_at(p + f_version) != 4 || u32_at(p + f_arithmetic) != std::uint32_t(Arithmetic::s8))
+    return Status::weight_type_mismatch;  // a float layer's blob (version 5 is a float layer's)
   if (!same_config(d, rounding, p)) return Status::config_mismatch;
   const std::size_t count = u32_at(p + f_count), header = blob_header_bytes;
   const std::size_t data_begin = header + count * blob_entry_bytes;

@@ -162,6 +162,9 @@ struct MhaConfig {
   // the causal mask's. Self-attention only. A KvCache of capacity >= W rolls: it keeps the last
   // W - 1 positions when full, so its bytes depend on W, not on the sequence length.
   static constexpr std::size_t sliding_window = 0;
+  // Gemma 2's attention logit soft-capping: each scaled score s becomes cap * tanh(s / cap) before
+  // positions' biases and masks (50 in Gemma 2's configs); 0: none.
+  static constexpr float attn_logit_softcapping = 0.0f;
   static constexpr NormPlacement norm = NormPlacement::none;
   static constexpr NormKind norm_kind = NormKind::layer_norm;
   static constexpr float norm_eps = 1e-5f;           // LayerNorm's default; HF Llama: 1e-6

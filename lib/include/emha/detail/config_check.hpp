@@ -56,6 +56,8 @@ constexpr bool check_config() {
   static_assert(C::position != Position::relative_bias ||
                     C::relative_max_distance > C::relative_buckets / (C::relative_bidirectional ? 4 : 2),
                 "relative_max_distance must exceed the exact buckets (relative_buckets / 4 bidirectional, / 2 causal)");
+  static_assert(C::attn_logit_softcapping >= 0.0f && C::attn_logit_softcapping < 3.4e38f,
+                "attn_logit_softcapping must be finite and not negative (0: none)");
   static_assert(C::norm_eps >= 0.0f, "norm_eps must not be negative");
   static_assert(C::qk_norm_eps >= 0.0f, "qk_norm_eps must not be negative");
   static_assert(C::head_split == HeadSplit::columns || C::position == Position::none,

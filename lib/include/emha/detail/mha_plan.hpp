@@ -37,6 +37,7 @@ struct MhaDims {
   float rope_base = 0, xpos_scale_base = 0;
   RopeScalingParams rope_scaling{};  // rope only
   std::size_t window = 0;  // sliding window: keys a query keeps, its own included; 0: all
+  float softcap = 0;        // attn_logit_softcapping: cap * tanh(score / cap); 0: none
   NormPlacement norm = NormPlacement::none;
   NormKind norm_kind = NormKind::layer_norm;
   float norm_eps = 0;
@@ -120,6 +121,7 @@ constexpr MhaDims mha_dims() noexcept {
   d.xpos_scale_base = C::xpos_scale_base;
   if (C::position == Position::rope) d.rope_scaling = C::rope_scaling;
   d.window = C::sliding_window;
+  d.softcap = C::attn_logit_softcapping;
   d.norm = C::norm;
   d.norm_kind = C::norm_kind;
   d.norm_eps = C::norm_eps;

@@ -23,6 +23,7 @@ constexpr bool check_config_s8() {
   static_assert(C::position == Position::none, "arithmetic s8 and s16x8 have no positions");
   static_assert(C::norm == NormPlacement::none && C::qk_norm == QkNorm::none, "arithmetic s8 and s16x8 have no norms");
   static_assert(C::sliding_window == 0, "arithmetic s8 and s16x8 have no sliding window");
+  static_assert(C::attn_logit_softcapping == 0.0f, "arithmetic s8 and s16x8 have no soft-capping");
   static_assert(C::head_split == HeadSplit::columns, "arithmetic s8 and s16x8 split heads by columns");
   static_assert(C::weight_type == WeightType::f32 && C::kv_cache_type == KvType::f32,
                 "arithmetic s8 and s16x8 take their own weights: leave weight_type and kv_cache_type at f32");

@@ -13,16 +13,16 @@
 // --quantize int8): the same header with arithmetic 1 and the rounding at 144 and 148, the s8
 // tensor ids below; of the dims it states d_model, heads, kv_heads, kdim, vdim and head_dim (the
 // s8 layer has no positions, norms or windows, and its score scale is in the multipliers).
-// Version 5 is version 3 (float or int8 weights, arithmetic 0) with a RoPE scaling at 152 and
-// 156; the exporter writes it only for a scaled RoPE, so that an older build refuses such a blob
-// (bad_version) rather than run it unscaled.
+// Version 5 is version 3 (float or int8 weights, arithmetic 0) with header_bytes 176: a RoPE
+// scaling at 152 and 156, the soft cap at 160; the exporter writes it only for a layer with one
+// of them, so that an older build refuses such a blob (bad_version) rather than run it without.
 // Little-endian; every field a u32 unless it says f32 (IEEE binary32).
 //   offset  field
 //        0  magic            the 4 bytes 'E' 'M' 'H' 'A'
 //        4  version          3 (2 and 1 still read)
 //        8  total_bytes      size of the whole blob (header, table, tensors, padding)
 //       12  crc32            CRC-32 (IEEE 802.3, zlib.crc32) of bytes [16, total_bytes)
-//       16  header_bytes     160: offset of the tensor table (128 in version 1)
+//       16  header_bytes     160: offset of the tensor table (128 in version 1, 176 in 5)
 //       20  dtype            1 = float32: the element type of every float tensor (int8 weights:
 //                            the weight type at 140)
 //       24  layout           0 = PyTorch row-major [out_features, in_features]; other values are
@@ -58,8 +58,9 @@
 //      152  rope_scaling     emha::RopeScaling (0 none); version 5 only     rope only
 //      156  rope_scaling_crc CRC-32 of Config::rope_scaling's parameters as written (the
 //                            loader's rope_scaling_crc); version 5, rope_scaling != none
-// (152-159 are zero before version 5.)
-//      160  tensor table: tensor_count entries of 16 bytes: id, rows, cols, offset
+//      160  attn_logit_softcapping  f32, 0 = none; version 5 only
+//  164-175  reserved, zero (version 5; 152-159 are zero before it)
+// header_bytes  tensor table: tensor_count entries of 16 bytes: id, rows, cols, offset
 //           tensors: rows * cols elements, row-major, each at an offset (from the blob's first
 //           byte) that is a multiple of 64; biases and norm vectors are [rows = n, cols = 1];
 //           relative_attention_bias is [relative_buckets, heads]. The element type is the id's
@@ -105,7 +106,8 @@ namespace emha {
 
 inline constexpr std::uint32_t blob_version = 5;          // the newest load_weights() reads
 inline constexpr std::uint32_t blob_version_f32 = 2;      // what the exporter writes for float weights
-inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 to 5
+inline constexpr std::size_t blob_header_bytes = 160;     // versions 2 to 4
+inline constexpr std::size_t blob_header_bytes_v5 = 176;  // version 5: the fields from 152
 inline constexpr std::uint32_t blob_oldest_version = 1;   // the oldest load_weights() reads
 inline constexpr std::size_t blob_header_bytes_v1 = 128;
 inline constexpr std::size_t blob_entry_bytes = 16;

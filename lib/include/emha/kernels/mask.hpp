@@ -41,6 +41,13 @@ void mask_causal_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal
 void mask_window_f32(std::size_t rows, std::size_t cols, std::ptrdiff_t diagonal, std::size_t window,
                      float* s, std::size_t lds) noexcept;
 
+// Attention logit soft-capping (Gemma 2's attn_logit_softcapping): s[i][j] = cap * tanh(s[i][j] /
+// cap) on the scaled scores, before any bias or mask, each of the three steps rounded to float
+// as transformers' eager path (scores / softcap, tanh, * softcap). cap > 0. Not in the kernel list
+// (lib/src/kernel_list.def): one scalar body for every build (a tanhf per score), its own
+// reference.
+void mask_softcap_f32(std::size_t rows, std::size_t cols, float cap, float* s, std::size_t lds) noexcept;
+
 // Key padding by length: keys j >= valid are masked.
 void mask_key_valid_f32(std::size_t rows, std::size_t cols, std::size_t valid, float* s,
                         std::size_t lds) noexcept;
