@@ -80,6 +80,7 @@ OPTION_RE = re.compile(r"--[\w-]+[ =]$")
 EXTERNAL = {
     "llama.cpp",                             # the llama.cpp project
     "component/xpos_relative_position.py",  # torchscale's xPos
+    "modeling_rope_utils.py",               # transformers' RoPE scalings
     "tensorflow/lite/kernels/internal/reference/softmax.h",  # TFLite's int16 softmax
     "tensorflow/lite/kernels/internal/common.h",             # TFLite's LUTPopulate, LUTLookup
 }

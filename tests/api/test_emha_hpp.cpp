@@ -328,6 +328,9 @@ TEST_CASE("emha.hpp: masks and position kernels") {
     float s[4] = {};
     ref ? emha::mask_causal_f32_ref(2, 2, 0, s, 2) : emha::mask_causal_f32(2, 2, 0, s, 2);
     CHECK((s[1] == -inf && s[0] == 0 && s[2] == 0 && s[3] == 0));
+    float capped[1] = {inf};
+    emha::mask_softcap_f32(1, 1, 2.0f, capped, 1);
+    CHECK(capped[0] == 2.0f);
     float w[4] = {};
     ref ? emha::mask_window_f32_ref(2, 2, 0, 1, w, 2) : emha::mask_window_f32(2, 2, 0, 1, w, 2);
     CHECK((w[2] == -inf && w[0] == 0 && w[3] == 0));
@@ -394,6 +397,18 @@ TEST_CASE("emha.hpp: masks and position kernels") {
   float pa = 1, pb = 2;
   emha::rope_rotate_pair(pa, pb, 1.0f, 0.0f);
   CHECK((pa == 1.0f && pb == 2.0f));
+  // RoPE scaling: linear halves inv_freq; yarn's attention factor scales the table's angle 0.
+  float inv = 0, factor = 0;
+  CHECK(emha::rope_inv_freq_f32(2, 10000.0f, emha::rope_linear(2.0f), &inv, &factor) == emha::Status::ok);
+  CHECK((inv == 0.5f && factor == 1.0f));
+  float scos[2], ssin[2];
+  CHECK(emha::rope_table_scaled_f32(2, 2, 10000.0f, emha::rope_yarn(4.0f, 64, 32.0f, 1.0f, 2.0f), scos, ssin) ==
+        emha::Status::ok);
+  CHECK((scos[0] == 2.0f && ssin[0] == 0.0f));
+  constexpr float shorts[1] = {1.0f};
+  static_assert(emha::rope_dynamic(2.0f, 64).type == emha::RopeScaling::dynamic);
+  static_assert(emha::rope_longrope(shorts, 4.0f, 64).type == emha::RopeScaling::longrope);
+  static_assert(emha::rope_llama3(8.0f, 1.0f, 4.0f, 8192).type == emha::RopeScaling::llama3);
   CHECK(emha::xpos_f32(1, 1, 2, 1, false, 512.0f, t, row, 2) == emha::Status::ok);
   CHECK(emha::xpos_centred_f32(1, 1, 2, 0, 1, true, 512.0f, t, row, 2) == emha::Status::ok);
   float pe[2] = {};

@@ -140,7 +140,7 @@ def describe(r):
 
 
 def cpp(r, short_name):
-    """The emha::RopeScalingParams expression of r (header.py's Config line)."""
+    """The emha::RopeScalingParams expression of r (the header's Config line, write.py)."""
     def h(v):
         return float.hex(f32(v)) + "f"
     kind = r["type"]

@@ -44,7 +44,7 @@ Status rope_table_f32(std::size_t positions, std::size_t d_rot, float base, floa
                       float* sin) noexcept;
 
 // RoPE scaling: Hugging Face's rope_scaling / rope_parameters (rope_type), as
-// transformers/modeling_rope_utils.py computes each type's inv_freq and attention factor in
+// transformers' modeling_rope_utils.py computes each type's inv_freq and attention factor in
 // float32 (its pure-Python values in double, rounded to float32 where they meet a tensor):
 //   none      inv_freq[i] = 1 / base^(2i / d_rot)
 //   linear    inv_freq / factor
