@@ -596,6 +596,26 @@ class HfGemma2(HfCase):  # layer 2: even, so sliding (window 4); a soft cap of 2
                 for n in ("input_layernorm", "post_attention_layernorm")}
 
 
+class HfFalcon(HfCase):  # Falcon-7B's layout: multi-query (one key and value), no biases
+    path, d_model, causal, seq = "transformer.h.{}.self_attention", 32, True, 6
+    config = dict(model_type="falcon", hidden_size=32, num_attention_heads=4, multi_query=True,
+                  new_decoder_architecture=False, alibi=False, bias=False, parallel_attn=True,
+                  rope_theta=10000.0, layer_norm_epsilon=1e-5, num_hidden_layers=2)
+
+    def make(self):
+        return hf.FalconAttention(32, 4, 1, "multi_query", 10000.0, False)
+
+
+class HfFalconGrouped(HfCase):  # Falcon-40B/180B's: new_decoder_architecture, kv groups, biases
+    path, d_model, causal, seq = "transformer.h.{}.self_attention", 32, True, 6
+    config = dict(model_type="falcon", hidden_size=32, num_attention_heads=4, num_kv_heads=2,
+                  new_decoder_architecture=True, alibi=False, bias=True, parallel_attn=True,
+                  rope_theta=10000.0, layer_norm_epsilon=1e-5, num_hidden_layers=2)
+
+    def make(self):
+        return hf.FalconAttention(32, 4, 2, "grouped", 10000.0, True)
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -734,7 +754,7 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_phi", HfPhi), ("hf_cohere", HfCohere), ("hf_clip_text", HfClipText),
          ("hf_siglip_vision", HfSiglipVision), ("hf_dinov2", HfDinov2), ("hf_deit", HfDeit),
          ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert), ("hf_bloom", HfBloom),
-         ("hf_gemma2", HfGemma2)]
+         ("hf_gemma2", HfGemma2), ("hf_falcon", HfFalcon), ("hf_falcon_grouped", HfFalconGrouped)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

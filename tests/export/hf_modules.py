@@ -155,6 +155,43 @@ class BloomBlockAttention(nn.Module):
         return x + self.self_attention.dense(ctx)
 
 
+class FalconAttention(nn.Module):
+    """falcon/modeling_falcon.py (FalconAttention, its eager path without ALiBi): query_key_value
+    split by _split_heads (new_decoder_architecture: view(B, S, kv_heads, heads / kv_heads + 2, hd),
+    the queries then one key and one value per group, broadcast; multi_query: view(B, S, heads + 2,
+    hd)), rotate_half RoPE on the whole head, scores /= sqrt(head_dim), the causal mask, softmax,
+    dense. bias: config.bias on both."""
+
+    def __init__(self, hidden, heads, kv_heads, layout, theta, bias):
+        super().__init__()
+        self.heads, self.hd, self.layout, self.theta = heads, hidden // heads, layout, theta
+        self.kv = kv_heads if layout == "grouped" else 1
+        self.query_key_value = nn.Linear(hidden, (heads + 2 * self.kv) * self.hd, bias=bias)
+        self.dense = nn.Linear(hidden, hidden, bias=bias)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        fused = self.query_key_value(x)
+        if self.layout == "grouped":
+            qkv = fused.view(B, S, -1, self.heads // self.kv + 2, self.hd)
+            q, k, v = qkv[:, :, :, :-2], qkv[:, :, :, [-2]], qkv[:, :, :, [-1]]
+            k, v = torch.broadcast_to(k, q.shape), torch.broadcast_to(v, q.shape)
+            q, k, v = [t.flatten(2, 3) for t in (q, k, v)]
+        else:
+            qkv = fused.view(B, S, self.heads + 2, self.hd)
+            q, k, v = qkv[..., :-2, :], qkv[..., [-2], :], qkv[..., [-1], :]
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        q, k = rope_apply(q, k, self.theta, self.hd, S, x.dtype)
+        scores = q @ k.transpose(-1, -2)
+        scores /= math.sqrt(self.hd)
+        keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
+        scores = scores + torch.where(keep, torch.zeros((), dtype=scores.dtype),
+                                      torch.full((), finfo_min(scores), dtype=scores.dtype))
+        probs = nn.functional.softmax(scores, dim=-1, dtype=x.dtype)
+        out = (probs @ v).permute(0, 2, 1, 3).reshape(B, S, -1)
+        return self.dense(out)
+
+
 class EncoderAttention(nn.Module):
     """The q/k/v/out_proj attentions with every bias and scores * head_dim ** -0.5 (their
     eager_attention_forward), no positions inside:

@@ -182,7 +182,8 @@ def hf_cases():
             ("phi", "qk_layernorm", True, "Phi's QK LayerNorm"),
             ("cohere", "use_qk_norm", True, "Cohere's QK LayerNorm"),
             ("bloom", "apply_residual_connection_post_layernorm", True,
-             "BLOOM's residual from the input_layernorm's output")):
+             "BLOOM's residual from the input_layernorm's output"),
+            ("falcon", "alibi", True, "Falcon's ALiBi")):
         cases.append((f"{model_type}'s {key} refused by name",
                       llama_folder(model_type=model_type, **{key: value}), layer,
                       [f"{key} = {value} (model_type {model_type})", what, "not supported"]))

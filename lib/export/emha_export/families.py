@@ -212,6 +212,38 @@ def family_per_head(ck, p, heads, kv_heads):
     return parts
 
 
+def family_falcon(ck, p, heads, kv_heads, layout):
+    """Falcon's query_key_value (FalconAttention._split_heads), by config.json's layout:
+    grouped (new_decoder_architecture): rows [kv_heads][heads / kv_heads queries, key, value][d_k];
+    multi_query: [heads queries | one key | one value] x d_k; per_head: [heads][q, k, v][d_k]
+    (GPT-NeoX's). The output projection is dense."""
+    name = join(p, "query_key_value.weight")
+    w = ck.get(name, p)
+    bname = join(p, "query_key_value.bias")
+    b = ck.get(bname, p) if ck.has(bname) else None
+    if layout == "per_head":
+        return family_neox(ck, p, heads)
+    groups = kv_heads if layout == "grouped" else 1
+    if w.dim() != 2 or heads % groups or w.shape[0] % (heads + 2 * groups):
+        fail(f"{name} has shape {shape_str(w.shape)}: not (heads {heads} + 2 x kv_heads {groups}) "
+             f"x head_dim rows ({layout} layout)")
+    d_k, d = w.shape[0] // (heads + 2 * groups), w.shape[1]
+    if b is not None and tuple(b.shape) != (w.shape[0],):
+        fail(f"{bname} has shape {shape_str(b.shape)}, expected {shape_str((w.shape[0],))}")
+    n = heads // groups
+    parts = {}
+    for j, role in enumerate("qkv"):
+        rows = slice(0, n) if role == "q" else slice(n + j - 1, n + j)
+        where = {"q": "queries", "k": "key", "v": "value"}[role]
+        parts[role] = (f"{name} rows [group, {where}] ({layout})",
+                       w.reshape(groups, n + 2, d_k, d)[:, rows].reshape(-1, d).contiguous())
+        if b is not None:
+            parts[role + "b"] = (f"{bname} [group, {where}]",
+                                 b.reshape(groups, n + 2, d_k)[:, rows].reshape(-1).contiguous())
+    parts.update(read_linear(ck, p, ["o"], ["dense"]))
+    return parts
+
+
 FAMILIES = {
     "nn_mha": (("in_proj_weight", "q_proj_weight"), family_nn_mha),
     "proj": (("q_proj.weight",), family_proj),
@@ -225,6 +257,7 @@ FAMILIES = {
     "neox": (("query_key_value.weight",), family_neox),
     "phi3": (("qkv_proj.weight",), family_phi3),
     "t5": (("q.weight",), family_t5),
+    "falcon": ((), None),  # query_key_value laid out by config.json (family_falcon), never by names
 }
 # Buffers of older checkpoints under the prefix that the export does not need (GPT-2's and
 # GPT-NeoX's causal-mask "bias" and "masked_bias"; rotary inv_freq; xPos's scale; BatchNorm's count)

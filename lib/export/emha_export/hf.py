@@ -212,6 +212,8 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
                  "phi": "input_layernorm (shared with the MLP: attention and MLP in parallel)",
                  "cohere": "input_layernorm (shared with the MLP: attention and MLP in parallel)",
                  "granite": "residual_multiplier (x + attention * residual_multiplier)",
+                 "falcon": "input_layernorm or ln_attn (parallel_attn: attention and MLP in "
+                           "parallel)",
                  "dinov2": "layer_scale1 (x + attention * lambda1)",
                  "gemma2": "input_layernorm and post_attention_layernorm (sandwich)",
                  "gemma3": "input_layernorm and post_attention_layernorm (sandwich)",
@@ -225,7 +227,7 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
 # multi-query ...) would otherwise be exported as a family it only resembles, and be wrong without
 # a word.
 KNOWN_MODEL_TYPES = {"bart", "bert", "bloom", "clip", "clip_text_model", "clip_vision_model",
-                     "cohere", "deit", "dinov2", "distilbert", "gemma", "gemma2", "gemma3",
+                     "cohere", "deit", "dinov2", "distilbert", "falcon", "gemma", "gemma2", "gemma3",
                      "gemma3_text", "gpt2", "gpt_neox", "gptj", "granite", "hubert", "llama",
                      "mistral", "olmo", "olmo2", "opt", "phi", "phi3", "qwen2", "qwen3", "roberta",
                      "siglip", "siglip_text_model", "siglip_vision_model", "stablelm", "starcoder2",
@@ -245,6 +247,7 @@ UNSUPPORTED_KEYS = {
     "phi": ("qk_layernorm", bool, "Phi's QK LayerNorm (with bias)"),
     "cohere": ("use_qk_norm", bool, "Cohere's QK LayerNorm, with its own weights per head"),
     "persimmon": ("qk_layernorm", bool, "Persimmon's QK LayerNorm (with bias)"),
+    "falcon": ("alibi", bool, "Falcon's ALiBi (added before the 1 / sqrt(head_dim) scale)"),
     "bloom": ("apply_residual_connection_post_layernorm", bool,
               "BLOOM's residual from the input_layernorm's output (not the block's input)"),
 }
@@ -381,12 +384,26 @@ class HfConfig:
     def outside_norms(self):
         return OUTSIDE_NORMS.get(self.model_type)
 
+    def falcon_layout(self, heads):
+        """(layout, kv_heads, the keys that say so) of Falcon's query_key_value
+        (FalconAttention._split_heads): grouped by num_kv_heads under
+        new_decoder_architecture, else one key and value (multi_query), else per head."""
+        if self.take("new_decoder_architecture")[1]:
+            key, kv = self.get("num_kv_heads")  # read_heads has taken it
+            return "grouped", int(kv if kv is not None else heads), \
+                f"new_decoder_architecture and {key or 'num_kv_heads (default: heads)'}"
+        if self.take("multi_query")[1] is not False:  # FalconConfig's default: true
+            return "multi_query", 1, "multi_query"
+        return "per_head", heads, "multi_query = false"
+
     def kv_heads(self):
         return self.take("num_key_value_heads", "num_kv_heads")
 
     def uses_rope(self, family):
         if self.model_type in ALIBI_MODELS:
             return False
+        if family == "falcon":
+            return True  # its alibi variant is refused
         return family in ("neox", "phi3") or (family == "proj" and self.model_type in ROPE_MODELS)
 
     def position(self, family):
@@ -481,7 +498,7 @@ class HfConfig:
         return self.take("layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps")
 
     def causal(self, family):
-        if family in ("gpt2", "neox", "phi3"):
+        if family in ("gpt2", "neox", "phi3", "falcon"):
             return True
         if family == "proj" and self.model_type in ROPE_MODELS:
             return True
