@@ -303,6 +303,11 @@ def feature_cases(layer):
                   ["--layer", "1"], ["--layer 1 matches 2", "--layer decoder.1 or encoder.1"]))
     longt5 = t5_folder()
     longt5.config["model_type"] = "longt5"
+    for mt, what in (("deberta-v2", "disentangled attention"),
+                     ("deepseek_v3", "multi-head latent attention"),
+                     ("longformer", "global tokens")):
+        cases.append((f"{mt} refused by name", llama_folder(model_type=mt), layer,
+                      [f"model_type {mt}", what, "not supported"]))
     cases.append(("LongT5 refused by name", longt5, ["--layer", "1"],
                   ["longt5", "transient-global", "not supported"]))
     # MiniCPM: Llama's names, with its own scale_depth and dim_model_base the exporter has not

@@ -239,6 +239,24 @@ SOFTCAP_MODELS = {"gemma2", "gemma3", "gemma3_text"}
 ALIBI_MODELS = {"bloom"}
 # CLIP's text tower: a causal mask over its tokens (CLIPTextTransformer's causal_attention_mask)
 CAUSAL_TEXT_MODELS = {"clip", "clip_text_model"}
+# Attentions emha cannot express, refused with what they do (before the unknown-model_type rule).
+REFUSED_MODEL_TYPES = {
+    "deberta": "DeBERTa's disentangled attention (content-to-position and position-to-content "
+               "scores over relative embeddings)",
+    "deberta-v2": "DeBERTa's disentangled attention (content-to-position and position-to-content "
+                  "scores over relative embeddings)",
+    "deepseek_v2": "DeepSeek's multi-head latent attention (K and V from a low-rank compressed "
+                   "latent, a decoupled RoPE key)",
+    "deepseek_v3": "DeepSeek's multi-head latent attention (K and V from a low-rank compressed "
+                   "latent, a decoupled RoPE key)",
+    "longformer": "Longformer's attention (sliding chunks with global tokens of their own "
+                  "projections)",
+    "led": "Longformer's attention (sliding chunks with global tokens of their own projections)",
+    "bigbird_pegasus": "BigBird's block-sparse attention with random and global blocks",
+    "big_bird": "BigBird's block-sparse attention with random and global blocks",
+    "mpnet": "MPNet's relative position bias (its own bucketing, shared across layers)",
+    "persimmon": "Persimmon's QK LayerNorm with bias, shared across heads",
+}
 # A key whose non-default value (below) the module acts on in a way emha does not express.
 UNSUPPORTED_KEYS = {
     "olmo": ("clip_qkv", lambda v: v is not None,
@@ -246,7 +264,6 @@ UNSUPPORTED_KEYS = {
     "stablelm": ("qk_layernorm", bool, "StableLM's QK LayerNorm, with its own weights per head"),
     "phi": ("qk_layernorm", bool, "Phi's QK LayerNorm (with bias)"),
     "cohere": ("use_qk_norm", bool, "Cohere's QK LayerNorm, with its own weights per head"),
-    "persimmon": ("qk_layernorm", bool, "Persimmon's QK LayerNorm (with bias)"),
     "falcon": ("alibi", bool, "Falcon's ALiBi (added before the 1 / sqrt(head_dim) scale)"),
     "bloom": ("apply_residual_connection_post_layernorm", bool,
               "BLOOM's residual from the input_layernorm's output (not the block's input)"),
@@ -298,6 +315,8 @@ class HfConfig:
         if not self.present:
             return
         mt = self.model_type
+        if mt in REFUSED_MODEL_TYPES:
+            fail(f"{self.where} model_type {mt}: {REFUSED_MODEL_TYPES[mt]} is not supported")
         if mt == "longt5":
             fail(f"{self.where} model_type longt5: LongT5's local / transient-global attention is "
                  "not supported (T5's full attention with relative_attention_bias is)")
