@@ -616,6 +616,16 @@ class HfFalconGrouped(HfCase):  # Falcon-40B/180B's: new_decoder_architecture, k
         return hf.FalconAttention(32, 4, 2, "grouped", 10000.0, True)
 
 
+class HfBigcode(HfCase):  # StarCoder's multi-query c_attn (a Linear), learned positions outside
+    path, d_model, causal, seq = "transformer.h.{}.attn", 32, True, 6
+    config = dict(model_type="gpt_bigcode", n_embd=32, n_head=4, n_layer=2, n_positions=64,
+                  multi_query=True, scale_attn_weights=True, attention_softmax_in_fp32=True,
+                  scale_attention_softmax_in_fp32=True, layer_norm_epsilon=1e-5)
+
+    def make(self):
+        return hf.GPTBigCodeAttention(32, 4)
+
+
 def randomize_norms(module):
     """QK-norm and T5 norm weights away from their init (ones; Gemma's zeros), so that a
     forgotten weight or a missing (1 + w) shows; RMSNorm eps as configured."""
@@ -754,7 +764,8 @@ CASES = [("nn_mha", NnMha), ("nn_mha_int8", NnMhaInt8), ("nn_mha_kvdim", NnMhaKv
          ("hf_phi", HfPhi), ("hf_cohere", HfCohere), ("hf_clip_text", HfClipText),
          ("hf_siglip_vision", HfSiglipVision), ("hf_dinov2", HfDinov2), ("hf_deit", HfDeit),
          ("hf_wav2vec2", HfWav2vec2), ("hf_hubert", HfHubert), ("hf_bloom", HfBloom),
-         ("hf_gemma2", HfGemma2), ("hf_falcon", HfFalcon), ("hf_falcon_grouped", HfFalconGrouped)]
+         ("hf_gemma2", HfGemma2), ("hf_falcon", HfFalcon), ("hf_falcon_grouped", HfFalconGrouped),
+         ("hf_bigcode", HfBigcode)]
 HF_REFERENCE_ROWS = 6  # the HF cases' reference export (a second run, checked here only)
 
 

@@ -192,6 +192,32 @@ class FalconAttention(nn.Module):
         return self.dense(out)
 
 
+class GPTBigCodeAttention(nn.Module):
+    """gpt_bigcode/modeling_gpt_bigcode.py (GPTBigCodeAttention, eager): c_attn an nn.Linear,
+    multi_query: split (embed_dim, 2 * head_dim), the one key and value shared by every head;
+    scores * head_dim ** -0.5 (scale_attn_weights), the causal mask (finfo.min), softmax in
+    float32, c_proj."""
+
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads, self.hd, self.d = heads, hidden // heads, hidden
+        self.c_attn = nn.Linear(hidden, hidden + 2 * self.hd)
+        self.c_proj = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        query, key_value = self.c_attn(x).split((self.d, 2 * self.hd), dim=2)
+        key, value = key_value.split((self.hd, self.hd), dim=-1)
+        q = query.view(B, S, self.heads, self.hd).transpose(1, 2)
+        k, v = key[:, None], value[:, None]  # [B, 1, S, hd], broadcast over the heads
+        w = torch.matmul(q, k.transpose(-1, -2)) * self.hd ** -0.5
+        keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
+        w = torch.where(keep, w, torch.full((), finfo_min(w), dtype=w.dtype))
+        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if x.dtype != torch.float64
+                                  else torch.float64).to(x.dtype)
+        return self.c_proj(torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1))
+
+
 class EncoderAttention(nn.Module):
     """The q/k/v/out_proj attentions with every bias and scores * head_dim ** -0.5 (their
     eager_attention_forward), no positions inside:

@@ -244,6 +244,38 @@ def family_falcon(ck, p, heads, kv_heads, layout):
     return parts
 
 
+def family_bigcode(ck, p, heads, kv_heads, layout):
+    """GPT-BigCode's (StarCoder's) c_attn, an nn.Linear [out, in]: multi_query rows
+    [d_model queries | d_k key | d_k value]; else per head [heads][q, k, v][d_k]
+    (GPTBigCodeAttention.forward's view(..., heads, 3 * head_dim)). c_proj, a Linear, is the output."""
+    name, bname = join(p, "c_attn.weight"), join(p, "c_attn.bias")
+    w = ck.get(name, p)
+    b = ck.get(bname, p) if ck.has(bname) else None
+    if w.dim() != 2:
+        fail(f"{name} has shape {shape_str(w.shape)}, expected a matrix [out, in]")
+    d = w.shape[1]
+    if heads <= 0 or d % heads:
+        fail(f"heads {heads} do not divide d_model {d} ({name} has shape {shape_str(w.shape)})")
+    d_k = d // heads
+    want = d + 2 * d_k if layout == "multi_query" else 3 * d
+    if w.shape[0] != want or (b is not None and tuple(b.shape) != (want,)):
+        fail(f"{name} has shape {shape_str(w.shape)} (bias {shape_str(b.shape) if b is not None else 'none'}),"
+             f" expected [{want}, {d}] ({layout}: {'d_model + 2 x head_dim' if want != 3 * d else '3 x d_model'})")
+    parts = {}
+    if layout == "multi_query":
+        split_rows(parts, "qkv", name, w, [d, d_k, d_k], "rows")
+        if b is not None:
+            split_rows(parts, ["qb", "kb", "vb"], bname, b, [d, d_k, d_k], "entries")
+    else:
+        for j, role in enumerate("qkv"):
+            parts[role] = (f"{name} rows [head, {j}, :] (per-head q, k, v)",
+                           w.reshape(heads, 3, d_k, d)[:, j].reshape(d, d).contiguous())
+            if b is not None:
+                parts[role + "b"] = (f"{bname} [head, {j}, :]", b.reshape(heads, 3, d_k)[:, j].reshape(d))
+    parts.update(read_linear(ck, p, ["o"], ["c_proj"]))
+    return parts
+
+
 FAMILIES = {
     "nn_mha": (("in_proj_weight", "q_proj_weight"), family_nn_mha),
     "proj": (("q_proj.weight",), family_proj),
@@ -257,7 +289,10 @@ FAMILIES = {
     "neox": (("query_key_value.weight",), family_neox),
     "phi3": (("qkv_proj.weight",), family_phi3),
     "t5": (("q.weight",), family_t5),
-    "falcon": ((), None),  # query_key_value laid out by config.json (family_falcon), never by names
+    # Laid out by config.json, never chosen by names: Falcon's query_key_value (family_falcon),
+    # GPT-BigCode's c_attn (family_bigcode, a Linear where GPT-2's is a Conv1D)
+    "falcon": ((), None),
+    "bigcode": ((), None),
 }
 # Buffers of older checkpoints under the prefix that the export does not need (GPT-2's and
 # GPT-NeoX's causal-mask "bias" and "masked_bias"; rotary inv_freq; xPos's scale; BatchNorm's count)

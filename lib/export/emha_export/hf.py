@@ -228,7 +228,7 @@ OUTSIDE_NORMS = {"gptj": "ln_1 (shared with the MLP: attention and MLP in parall
 # a word.
 KNOWN_MODEL_TYPES = {"bart", "bert", "bloom", "clip", "clip_text_model", "clip_vision_model",
                      "cohere", "deit", "dinov2", "distilbert", "falcon", "gemma", "gemma2", "gemma3",
-                     "gemma3_text", "gpt2", "gpt_neox", "gptj", "granite", "hubert", "llama",
+                     "gemma3_text", "gpt2", "gpt_bigcode", "gpt_neox", "gptj", "granite", "hubert", "llama",
                      "mistral", "olmo", "olmo2", "opt", "phi", "phi3", "qwen2", "qwen3", "roberta",
                      "siglip", "siglip_text_model", "siglip_vision_model", "stablelm", "starcoder2",
                      "t5", "vit", "wav2vec2", "whisper"}
@@ -366,7 +366,7 @@ class HfConfig:
         """(key, score scale) when config.json sets one: Gemma's query_pre_attn_scalar ** -0.5,
         T5's 1 (no scaling), GPT-2's scale_attn_weights = false (1) and
         scale_attn_by_inverse_layer_idx (divided by layer + 1)."""
-        if self.model_type == "gpt2":
+        if self.model_type in ("gpt2", "gpt_bigcode"):
             unscaled = self.c.get("scale_attn_weights", True) is False
             by_layer = bool(self.c.get("scale_attn_by_inverse_layer_idx"))
             if not unscaled and not by_layer:
@@ -403,17 +403,21 @@ class HfConfig:
     def outside_norms(self):
         return OUTSIDE_NORMS.get(self.model_type)
 
-    def falcon_layout(self, heads):
-        """(layout, kv_heads, the keys that say so) of Falcon's query_key_value
-        (FalconAttention._split_heads): grouped by num_kv_heads under
-        new_decoder_architecture, else one key and value (multi_query), else per head."""
-        if self.take("new_decoder_architecture")[1]:
+    def fused_layout(self, heads):
+        """(family, layout, kv_heads, the keys that say so) of a fused projection config.json lays
+        out, else None. Falcon's query_key_value (FalconAttention._split_heads): grouped by
+        num_kv_heads under new_decoder_architecture, else one key and value (multi_query), else
+        per head. GPT-BigCode's c_attn: one key and value (multi_query), else per head."""
+        if self.model_type == "falcon" and self.take("new_decoder_architecture")[1]:
             key, kv = self.get("num_kv_heads")  # read_heads has taken it
-            return "grouped", int(kv if kv is not None else heads), \
+            return "falcon", "grouped", int(kv if kv is not None else heads), \
                 f"new_decoder_architecture and {key or 'num_kv_heads (default: heads)'}"
-        if self.take("multi_query")[1] is not False:  # FalconConfig's default: true
-            return "multi_query", 1, "multi_query"
-        return "per_head", heads, "multi_query = false"
+        if self.model_type not in ("falcon", "gpt_bigcode"):
+            return None
+        family = "falcon" if self.model_type == "falcon" else "bigcode"
+        if self.take("multi_query")[1] is not False:  # both configs' default: true
+            return family, "multi_query", 1, "multi_query"
+        return family, "per_head", heads, "multi_query = false"
 
     def kv_heads(self):
         return self.take("num_key_value_heads", "num_kv_heads")
@@ -517,7 +521,7 @@ class HfConfig:
         return self.take("layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps")
 
     def causal(self, family):
-        if family in ("gpt2", "neox", "phi3", "falcon"):
+        if family in ("gpt2", "neox", "phi3", "falcon", "bigcode"):
             return True
         if family == "proj" and self.model_type in ROPE_MODELS:
             return True

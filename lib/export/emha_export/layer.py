@@ -10,8 +10,8 @@ from . import features as feat
 from . import rope_scaling as rs
 from .checkpoint import HEADS_ATTRS, KV_HEADS_ATTRS, int_attr
 from .errors import agree, fail, join, shape_str
-from .families import (FAMILIES, IGNORED, IGNORED_SUFFIXES, detect_family, family_falcon,
-                       family_per_head)
+from .families import (FAMILIES, IGNORED, IGNORED_SUFFIXES, detect_family, family_bigcode,
+                       family_falcon, family_per_head)
 from .hf import HfConfig, layer_prefix, parse_layer
 from .int8 import projection_scales
 
@@ -186,11 +186,12 @@ def read_projections(ck, p, family, heads, kv_flag, layout=None):
     def read_family():
         if family == "per_head":
             return family_per_head(ck, p, heads, kv_flag)
-        if family == "falcon":
+        if family in ("falcon", "bigcode"):
             if layout is None:
-                fail("--family falcon needs config.json (new_decoder_architecture, multi_query, "
-                     "num_kv_heads lay out its query_key_value)")
-            return family_falcon(ck, p, heads, kv_flag, layout)
+                fail(f"--family {family} needs config.json (its multi_query, and Falcon's "
+                     "new_decoder_architecture and num_kv_heads, lay out the fused projection)")
+            read = family_falcon if family == "falcon" else family_bigcode
+            return read(ck, p, heads, kv_flag, layout)
         return FAMILIES[family][1](ck, p, heads)
 
     ck.int8_pass = True
@@ -394,16 +395,16 @@ def build_layer(ck, args):
     p, hf, module = locate(ck, args)
     where = hf.where
     heads, kv_flag = read_heads(args, p, hf, module)
-    falcon = hf.falcon_layout(heads) if hf.present and hf.model_type == "falcon" else None
-    family = agree(args.family if args.family != "auto" else None, "falcon",
-                   ("--family", f"{where} model_type falcon")) if falcon else \
+    fused = hf.fused_layout(heads) if hf.present else None  # Falcon's, GPT-BigCode's
+    family = agree(args.family if args.family != "auto" else None, fused[0],
+                   ("--family", f"{where} model_type {hf.model_type}")) if fused else \
         detect_family(ck, p, args.family)
-    if falcon:
-        kv_flag = agree(kv_flag, falcon[1], ("--kv-heads", f"{where} {falcon[2]}"))
+    if fused:
+        kv_flag = agree(kv_flag, fused[2], ("--kv-heads", f"{where} {fused[3]}"))
     elif family not in ("proj", "phi3", "t5") and kv_flag is None:
         kv_flag = heads  # GQA is read from K's rows only: the other families have none
     parts, given_scales = read_projections(ck, p, family, heads, kv_flag,
-                                           falcon[0] if falcon else None)
+                                           fused[1] if fused else None)
     _, hidden = hf.get("hidden_size", "n_embd", "dim", "d_model")
     head_dim = feat.head_dim_from(hf, args, heads, parts["q"])
     d, d_k, kv_heads, kdim, vdim = layer_dims(parts, heads, kv_flag, head_dim)
