@@ -46,6 +46,10 @@ bool same4(const T* x, const U* y) {
 
 // The smallest float layer: d_model 4, two heads of 2, sequences of 2.
 struct Tiny : emha::MhaConfig<4, 2, 2> {};
+struct TinyLongropeNull : emha::MhaConfig<4, 2, 2> {  // longrope without its factors
+  static constexpr emha::Position position = emha::Position::rope;
+  static constexpr emha::RopeScalingParams rope_scaling = emha::rope_longrope(nullptr, 4.0f, 64);
+};
 struct TinyS8 : emha::MhaConfig<4, 2, 2> {
   static constexpr emha::Arithmetic arithmetic = emha::Arithmetic::s8;
 };
@@ -456,6 +460,11 @@ TEST_CASE("emha.hpp: the float layer, its KvCache and its weight blob") {
   CHECK(rows_are_bias(out, 2));
   CHECK(mha.forward_reference(self, in, in, in, out) == emha::Status::ok);
   CHECK(rows_are_bias(out, 2));
+  static emha::MultiHeadAttention<TinyLongropeNull> no_factors;  // its table could not be filled
+  REQUIRE(no_factors.set_weights(zero.get()) == emha::Status::ok);
+  float untouched[2 * 4] = {9, 9, 9, 9, 9, 9, 9, 9};
+  CHECK(no_factors.forward(self, in, in, in, untouched, options) == emha::Status::invalid_argument);
+  CHECK(untouched[0] == 9.0f);
   CHECK(mha.arena().capacity() == emha::MultiHeadAttention<Tiny>::arena_bytes);
 
   // A caller's arena.

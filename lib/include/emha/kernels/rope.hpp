@@ -72,7 +72,8 @@ struct RopeScalingParams {
   float beta_fast = 32.0f, beta_slow = 1.0f;              // yarn
   bool truncate = true;                                   // yarn
   float attention_factor = 0.0f;  // yarn, longrope: cos and sin scale; 0 = the type's default
-  const float* short_factor = nullptr;  // longrope: d_rot/2 factors, in static storage
+  const float* short_factor = nullptr;  // longrope: d_rot/2 factors, in static storage (null: a
+                                        // layer's forward() returns invalid_argument)
 };
 
 constexpr RopeScalingParams rope_linear(float factor) noexcept {
