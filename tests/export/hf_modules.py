@@ -182,14 +182,7 @@ class FalconAttention(nn.Module):
             q, k, v = qkv[..., :-2, :], qkv[..., [-2], :], qkv[..., [-1], :]
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         q, k = rope_apply(q, k, self.theta, self.hd, S, x.dtype)
-        scores = q @ k.transpose(-1, -2)
-        scores /= math.sqrt(self.hd)
-        keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
-        scores = scores + torch.where(keep, torch.zeros((), dtype=scores.dtype),
-                                      torch.full((), finfo_min(scores), dtype=scores.dtype))
-        probs = nn.functional.softmax(scores, dim=-1, dtype=x.dtype)
-        out = (probs @ v).permute(0, 2, 1, 3).reshape(B, S, -1)
-        return self.dense(out)
+        return self.dense(eager_scaled(q, k, v, self.heads, k.shape[1], None, 0, divide=True))
 
 
 class GPTBigCodeAttention(nn.Module):
@@ -236,14 +229,9 @@ class EncoderAttention(nn.Module):
         B, S, _ = x.shape
         split = lambda t: t.view(B, S, self.heads, self.hd).transpose(1, 2)  # noqa: E731
         q, k, v = split(self.q_proj(x)), split(self.k_proj(x)), split(self.v_proj(x))
-        w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5
-        if self.causal:  # CLIP's _create_4d_causal_attention_mask: finfo.min above the diagonal
-            keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
-            w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
-                                torch.full((), finfo_min(w), dtype=w.dtype))
-        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64
-                                  else torch.float64).to(q.dtype)
-        return self.out_proj(torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1))
+        # CLIP's _create_4d_causal_attention_mask: finfo.min above the diagonal
+        return self.out_proj(eager_scaled(q, k, v, self.heads, self.heads, self.hd ** -0.5, 0,
+                                          causal=self.causal))
 
 
 class DistilBertAttention(nn.Module):
@@ -519,23 +507,9 @@ class DecoderAttention(nn.Module):
         shape = lambda t: t.view(B, S, -1, self.hd).transpose(1, 2)  # noqa: E731
         q, k, v = shape(self.q_proj(x)), shape(self.k_proj(x)), shape(self.v_proj(x))
         q, k = self.rotate(q, k, S, x.dtype)
-        if self.divide:  # q k^T / sqrt(head_dim): eager_scaled's product with 1 / (1 / sqrt(hd))
-            n_rep = self.heads // self.kv_heads
-            k = k[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S,
-                                                                                   self.hd)
-            v = v[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S,
-                                                                                   self.hd)
-            w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.hd)
-            keep = torch.arange(S)[None] <= torch.arange(S)[:, None]
-            w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
-                                torch.full((), finfo_min(w), dtype=w.dtype))
-            w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64
-                                      else torch.float64).to(q.dtype)
-            ctx = torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1)
-        else:
-            ctx = eager_scaled(q, k, v, self.heads, self.kv_heads,
-                               self.scale if self.scale is not None else self.hd ** -0.5,
-                               self.window)
+        ctx = eager_scaled(q, k, v, self.heads, self.kv_heads,
+                           self.scale if self.scale is not None else self.hd ** -0.5, self.window,
+                           divide=self.divide)
         return getattr(self, self.out)(ctx)
 
 
@@ -566,20 +540,27 @@ def rope_apply(q, k, theta, hd, S, dtype):
     return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
 
 
-def eager_scaled(q, k, v, heads, kv_heads, scaling, window):
+def eager_scaled(q, k, v, heads, kv_heads, scaling, window, divide=False, softcap=None,
+                 causal=True):
     """eager_attention_forward with an explicit `scaling` (Qwen3, Gemma 3, OLMo-2): repeat_kv,
-    scores * scaling, the causal (+ sliding window) mask finfo.min-filled, softmax in float32."""
+    scores * scaling (divide: scores / sqrt(head_dim), as Phi, StableLM and Falcon write it),
+    Gemma 2's softcap (/ cap, tanh, * cap), the causal (+ sliding window) mask finfo.min-filled,
+    softmax in float32."""
     B, _, S, hd = q.shape
     n_rep = heads // kv_heads
     k = k[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
     v = v[:, :, None].expand(B, kv_heads, n_rep, S, hd).reshape(B, heads, S, hd)
-    w = torch.matmul(q, k.transpose(2, 3)) * scaling
-    qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
-    keep = ki <= qi
-    if window:
-        keep &= ki > qi - window
-    w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
-                                                                          dtype=w.dtype))
+    w = torch.matmul(q, k.transpose(2, 3))
+    w = w / math.sqrt(hd) if divide else w * scaling
+    if softcap is not None:
+        w = torch.tanh(w / softcap) * softcap
+    if causal:
+        qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
+        keep = ki <= qi
+        if window:
+            keep &= ki > qi - window
+        w = w + torch.where(keep, torch.zeros((), dtype=w.dtype), torch.full((), finfo_min(w),
+                                                                              dtype=w.dtype))
     w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
                               torch.float64).to(q.dtype)
     return torch.matmul(w, v).transpose(1, 2).contiguous().reshape(B, S, heads * hd)
@@ -608,22 +589,8 @@ class Gemma2Attention(nn.Module):
         shape = lambda t: t.view(B, S, -1, self.hd).transpose(1, 2)  # noqa: E731
         q, k, v = shape(self.q_proj(x)), shape(self.k_proj(x)), shape(self.v_proj(x))
         q, k = rope_apply(q, k, self.theta, self.hd, S, x.dtype)
-        n_rep = self.heads // self.kv_heads
-        k = k[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S, self.hd)
-        v = v[:, :, None].expand(B, self.kv_heads, n_rep, S, self.hd).reshape(B, self.heads, S, self.hd)
-        w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
-        w = w / self.softcap
-        w = torch.tanh(w)
-        w = w * self.softcap
-        qi, ki = torch.arange(S)[:, None], torch.arange(S)[None]
-        keep = ki <= qi
-        if self.window:
-            keep &= ki > qi - self.window
-        w = w + torch.where(keep, torch.zeros((), dtype=w.dtype),
-                            torch.full((), finfo_min(w), dtype=w.dtype))
-        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32 if q.dtype != torch.float64 else
-                                  torch.float64).to(q.dtype)
-        return self.o_proj(torch.matmul(w, v).transpose(1, 2).reshape(B, S, -1))
+        return self.o_proj(eager_scaled(q, k, v, self.heads, self.kv_heads, self.scaling,
+                                        self.window, softcap=self.softcap))
 
 
 class Qwen3Attention(nn.Module):

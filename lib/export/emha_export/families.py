@@ -121,9 +121,10 @@ def family_gpt2(ck, p, heads):
     return parts
 
 
-def family_neox(ck, p, heads):
-    """GPT-NeoX's query_key_value [3 d_model, d_model]: rows interleaved per head as [H, 3, d_k]."""
-    name = join(p, "query_key_value.weight")
+def family_neox(ck, p, heads, fused="query_key_value", out="dense"):
+    """GPT-NeoX's query_key_value [3 d_model, d_model]: rows interleaved per head as [H, 3, d_k]
+    (also BLOOM's, Falcon's per-head and GPT-BigCode's per-head c_attn with c_proj)."""
+    name = join(p, fused + ".weight")
     w = ck.get(name, p)
     if w.dim() != 2 or w.shape[0] != 3 * w.shape[1]:
         fail(f"{name} has shape {shape_str(w.shape)}, expected [3 x d_model, d_model]")
@@ -136,14 +137,14 @@ def family_neox(ck, p, heads):
     for j, role in enumerate("qkv"):
         parts[role] = (f"{name} rows [head, {j}, :] (per-head interleaved q, k, v)",
                        per_head[:, j].reshape(d, d).contiguous())
-    bname = join(p, "query_key_value.bias")
+    bname = join(p, fused + ".bias")
     if ck.has(bname):
         b = ck.get(bname, p)
         if tuple(b.shape) != (3 * d,):
             fail(f"{bname} has shape {shape_str(b.shape)}, expected {shape_str((3 * d,))}")
         for j, role in enumerate("qkv"):
             parts[role + "b"] = (f"{bname} [head, {j}, :]", b.reshape(heads, 3, d_k)[:, j].reshape(d))
-    parts.update(read_linear(ck, p, ["o"], ["dense"]))
+    parts.update(read_linear(ck, p, ["o"], [out]))
     return parts
 
 
@@ -248,6 +249,8 @@ def family_bigcode(ck, p, heads, kv_heads, layout):
     """GPT-BigCode's (StarCoder's) c_attn, an nn.Linear [out, in]: multi_query rows
     [d_model queries | d_k key | d_k value]; else per head [heads][q, k, v][d_k]
     (GPTBigCodeAttention.forward's view(..., heads, 3 * head_dim)). c_proj, a Linear, is the output."""
+    if layout == "per_head":
+        return family_neox(ck, p, heads, "c_attn", "c_proj")
     name, bname = join(p, "c_attn.weight"), join(p, "c_attn.bias")
     w = ck.get(name, p)
     b = ck.get(bname, p) if ck.has(bname) else None
@@ -257,21 +260,14 @@ def family_bigcode(ck, p, heads, kv_heads, layout):
     if heads <= 0 or d % heads:
         fail(f"heads {heads} do not divide d_model {d} ({name} has shape {shape_str(w.shape)})")
     d_k = d // heads
-    want = d + 2 * d_k if layout == "multi_query" else 3 * d
+    want = d + 2 * d_k
     if w.shape[0] != want or (b is not None and tuple(b.shape) != (want,)):
         fail(f"{name} has shape {shape_str(w.shape)} (bias {shape_str(b.shape) if b is not None else 'none'}),"
-             f" expected [{want}, {d}] ({layout}: {'d_model + 2 x head_dim' if want != 3 * d else '3 x d_model'})")
+             f" expected [{want}, {d}] (multi_query: d_model + 2 x head_dim rows)")
     parts = {}
-    if layout == "multi_query":
-        split_rows(parts, "qkv", name, w, [d, d_k, d_k], "rows")
-        if b is not None:
-            split_rows(parts, ["qb", "kb", "vb"], bname, b, [d, d_k, d_k], "entries")
-    else:
-        for j, role in enumerate("qkv"):
-            parts[role] = (f"{name} rows [head, {j}, :] (per-head q, k, v)",
-                           w.reshape(heads, 3, d_k, d)[:, j].reshape(d, d).contiguous())
-            if b is not None:
-                parts[role + "b"] = (f"{bname} [head, {j}, :]", b.reshape(heads, 3, d_k)[:, j].reshape(d))
+    split_rows(parts, "qkv", name, w, [d, d_k, d_k], "rows")
+    if b is not None:
+        split_rows(parts, ["qb", "kb", "vb"], bname, b, [d, d_k, d_k], "entries")
     parts.update(read_linear(ck, p, ["o"], ["c_proj"]))
     return parts
 

@@ -38,6 +38,11 @@ HEADER_BYTES_V5 = 176  # version 5: the RoPE scaling and the soft cap from 152
 # --------------------------------------------------------------------------------------------------
 # The blob (lib/include/emha/io/weight_blob.hpp)
 
+def rope_scaling_of(cfg):
+    """The layer's resolved RoPE scaling (rope_scaling.resolve), or None."""
+    return cfg.get("rope_scaling") if cfg["position"] == "rope" else None
+
+
 def align(n, a=64):
     return (n + a - 1) // a * a
 
@@ -49,7 +54,7 @@ def blob_bytes(cfg, tensors, ref_rows, ref_causal):
     table = bytearray()
     body = bytearray()
     position = cfg["position"]
-    scaling = cfg.get("rope_scaling") if position == "rope" else None
+    scaling = rope_scaling_of(cfg)
     softcap = cfg.get("softcap") or 0.0
     v5 = bool(scaling or softcap)  # older builds refuse either (bad_version)
     header_bytes = HEADER_BYTES_V5 if v5 else HEADER_BYTES
@@ -144,7 +149,7 @@ def norm_size(c, what):
 
 def short_factor_lines(c):
     """longrope's short factors, which its Config's rope_scaling points to."""
-    r = c.get("rope_scaling") if c["position"] == "rope" else None
+    r = rope_scaling_of(c)
     if not r or r["type"] != "longrope":
         return []
     values = [hex_float(v) + "," for v in r["short_factor"]]
@@ -184,13 +189,11 @@ def header_text(cfg, tensors, name, section, ref, source):
         f"  static constexpr std::size_t rope_dims = {c['rope_dims'] if c['position'] == 'rope' else 0};",
         f"  static constexpr float rope_base = {hex_float(c['rope_base'])};",
     ] + ([f"  static constexpr emha::RopeScalingParams rope_scaling = "
-          f"{rs.cpp(c['rope_scaling'], 'rope_short_factor')};"]
-         if c.get("rope_scaling") and c["position"] == "rope" else []) + [
+          f"{rs.cpp(rope_scaling_of(c), 'rope_short_factor')};"] if rope_scaling_of(c) else []) + [
         f"  static constexpr float xpos_scale_base = {hex_float(c['xpos_scale_base'])};",
         f"  static constexpr std::size_t sliding_window = {c['sliding_window']};",
     ] + ([f"  static constexpr float attn_logit_softcapping = {hex_float(c['softcap'])};"]
          if c.get("softcap") else []) + [
-
         f"  static constexpr emha::NormPlacement norm = emha::NormPlacement::{c['norm']};",
         f"  static constexpr emha::NormKind norm_kind = emha::NormKind::{c['norm_kind']};",
         f"  static constexpr float norm_eps = {hex_float(c['norm_eps'])};",

@@ -55,8 +55,8 @@ bool same_v2_fields(const MhaDims& d, const unsigned char* p, std::uint32_t vers
   return same;
 }
 
-// CRC-32 of a RoPE scaling's parameters as written in a Config (the exporter's rope_scaling_crc in
-// lib/export/emha_export/write.py): little-endian type, factor, original_max_positions,
+// CRC-32 of a RoPE scaling's parameters as written in a Config (the exporter's crc() in
+// lib/export/emha_export/rope_scaling.py): little-endian type, factor, original_max_positions,
 // low_freq_factor, high_freq_factor, beta_fast, beta_slow, truncate, attention_factor (u32 or
 // f32 as in RopeScalingParams), then longrope's d_rot/2 short factors (f32).
 std::uint32_t rope_scaling_crc(const RopeScalingParams& s, std::size_t d_rot) noexcept {

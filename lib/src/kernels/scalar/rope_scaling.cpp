@@ -32,8 +32,7 @@ double correction_dim(double rotations, double d_rot, double base, double positi
 
 Status prepare(std::size_t d_rot, float base, const RopeScalingParams& s, Prepared& p) noexcept {
   if (d_rot == 0 || d_rot % 2 != 0 || !(base > 0.0f) || !(s.factor > 0.0f)) return Status::invalid_argument;
-  const bool needs_original = s.type == RopeScaling::dynamic || s.type == RopeScaling::yarn ||
-                              s.type == RopeScaling::longrope || s.type == RopeScaling::llama3;
+  const bool needs_original = s.type != RopeScaling::none && s.type != RopeScaling::linear;
   if (needs_original && s.original_max_positions == 0) return Status::invalid_argument;
   if (s.type == RopeScaling::llama3 && !(s.high_freq_factor > s.low_freq_factor && s.low_freq_factor > 0.0f))
     return Status::invalid_argument;
